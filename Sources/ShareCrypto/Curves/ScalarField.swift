@@ -1,0 +1,227 @@
+/// Constant-time arithmetic modulo a 256-bit group order, in Montgomery form (R = 2^256).
+///
+/// One implementation serves both curves, so scalar code paths are the same whichever curve a
+/// record names. No branch or memory access depends on secret values; the only branches are on
+/// public data (the exponent in `inverse`, which is the public `order − 2`).
+struct ScalarField: Sendable {
+    /// Four 64-bit limbs, least significant first.
+    struct Limbs: Sendable, Equatable {
+        var l0: UInt64, l1: UInt64, l2: UInt64, l3: UInt64
+        static let zero = Limbs(l0: 0, l1: 0, l2: 0, l3: 0)
+        static let one = Limbs(l0: 1, l1: 0, l2: 0, l3: 0)
+    }
+
+    let modulus: Limbs
+    /// −modulus⁻¹ mod 2^64.
+    private let mPrime: UInt64
+    /// R² mod modulus, to enter Montgomery form.
+    private let r2: Limbs
+    /// R³ mod modulus, to fold the high half of a 512-bit input.
+    private let r3: Limbs
+
+    init(modulus: Limbs) {
+        self.modulus = modulus
+        // Newton iteration doubles the correct low bits each step: 6 steps give 64 bits.
+        var inv: UInt64 = 1
+        for _ in 0..<6 { inv = inv &* (2 &- modulus.l0 &* inv) }
+        mPrime = 0 &- inv
+        // R mod m by 256 modular doublings of 1, then R² by 256 more.
+        var value = Limbs.one
+        let field = PartialField(modulus: modulus)
+        for _ in 0..<512 { value = field.add(value, value) }
+        r2 = value
+        var r3Value = Limbs.zero
+        // R³ = mont(R², R²) needs mPrime, which is now set; compute through a temporary field.
+        r3Value = ScalarField.montgomeryMultiply(value, value, modulus: modulus, mPrime: 0 &- inv)
+        r3 = r3Value
+    }
+
+    // MARK: Conversions
+
+    /// Montgomery form of a value below 2^256 (reduces values ≥ modulus too).
+    func toMontgomery(_ a: Limbs) -> Limbs { multiply(a, r2) }
+
+    /// Leaves Montgomery form: mont(a, 1).
+    func fromMontgomery(_ a: Limbs) -> Limbs { multiply(a, .one) }
+
+    /// Reduces a 512-bit value hi·2^256 + lo to Montgomery form of (value mod modulus).
+    func reduceWide(low: Limbs, high: Limbs) -> Limbs {
+        add(multiply(low, r2), multiply(high, r3))
+    }
+
+    /// Whether a plain value is below the modulus, in constant time.
+    func isCanonical(_ a: Limbs) -> Bool {
+        let (_, borrow) = ScalarField.subtract(a, modulus)
+        return borrow == 1
+    }
+
+    // MARK: Arithmetic (inputs and outputs below the modulus)
+
+    func add(_ a: Limbs, _ b: Limbs) -> Limbs { PartialField(modulus: modulus).add(a, b) }
+
+    func subtract(_ a: Limbs, _ b: Limbs) -> Limbs {
+        let (difference, borrow) = ScalarField.subtract(a, b)
+        // Add the modulus back exactly when the subtraction borrowed.
+        let mask = 0 &- borrow
+        let masked = Limbs(l0: modulus.l0 & mask, l1: modulus.l1 & mask, l2: modulus.l2 & mask, l3: modulus.l3 & mask)
+        return ScalarField.addNoReduce(difference, masked).sum
+    }
+
+    func negate(_ a: Limbs) -> Limbs { subtract(.zero, a) }
+
+    func multiply(_ a: Limbs, _ b: Limbs) -> Limbs {
+        ScalarField.montgomeryMultiply(a, b, modulus: modulus, mPrime: mPrime)
+    }
+
+    /// a^(modulus − 2) by Fermat; zero maps to zero (callers reject zero first).
+    func inverse(_ a: Limbs) -> Limbs {
+        let (exponent, _) = ScalarField.subtract(modulus, Limbs(l0: 2, l1: 0, l2: 0, l3: 0))
+        var result = toMontgomery(.one)
+        let words = [exponent.l3, exponent.l2, exponent.l1, exponent.l0]
+        for word in words {
+            for bit in stride(from: 63, through: 0, by: -1) {
+                result = multiply(result, result)
+                // The exponent is public, so branching on its bits leaks nothing.
+                if (word >> UInt64(bit)) & 1 == 1 { result = multiply(result, a) }
+            }
+        }
+        return result
+    }
+
+    static func isZero(_ a: Limbs) -> Bool { (a.l0 | a.l1 | a.l2 | a.l3) == 0 }
+
+    // MARK: Limb primitives
+
+    @inline(__always)
+    static func addCarry(_ a: UInt64, _ b: UInt64, _ carry: inout UInt64) -> UInt64 {
+        let (s1, o1) = a.addingReportingOverflow(b)
+        let (s2, o2) = s1.addingReportingOverflow(carry)
+        carry = (o1 ? 1 : 0) | (o2 ? 1 : 0)
+        return s2
+    }
+
+    @inline(__always)
+    static func subtractBorrow(_ a: UInt64, _ b: UInt64, _ borrow: inout UInt64) -> UInt64 {
+        let (d1, o1) = a.subtractingReportingOverflow(b)
+        let (d2, o2) = d1.subtractingReportingOverflow(borrow)
+        borrow = (o1 ? 1 : 0) | (o2 ? 1 : 0)
+        return d2
+    }
+
+    /// Returns the low word of t + a·b + carry and leaves the high word in carry.
+    @inline(__always)
+    static func multiplyAdd(_ t: UInt64, _ a: UInt64, _ b: UInt64, _ carry: inout UInt64) -> UInt64 {
+        let (high, low) = a.multipliedFullWidth(by: b)
+        let (s1, o1) = low.addingReportingOverflow(t)
+        let (s2, o2) = s1.addingReportingOverflow(carry)
+        carry = high &+ (o1 ? 1 : 0) &+ (o2 ? 1 : 0)
+        return s2
+    }
+
+    static func addNoReduce(_ a: Limbs, _ b: Limbs) -> (sum: Limbs, carry: UInt64) {
+        var c: UInt64 = 0
+        let r0 = addCarry(a.l0, b.l0, &c)
+        let r1 = addCarry(a.l1, b.l1, &c)
+        let r2 = addCarry(a.l2, b.l2, &c)
+        let r3 = addCarry(a.l3, b.l3, &c)
+        return (Limbs(l0: r0, l1: r1, l2: r2, l3: r3), c)
+    }
+
+    static func subtract(_ a: Limbs, _ b: Limbs) -> (difference: Limbs, borrow: UInt64) {
+        var borrow: UInt64 = 0
+        let r0 = subtractBorrow(a.l0, b.l0, &borrow)
+        let r1 = subtractBorrow(a.l1, b.l1, &borrow)
+        let r2 = subtractBorrow(a.l2, b.l2, &borrow)
+        let r3 = subtractBorrow(a.l3, b.l3, &borrow)
+        return (Limbs(l0: r0, l1: r1, l2: r2, l3: r3), borrow)
+    }
+
+    /// Selects `a` when `mask` is all ones and `b` when it is zero.
+    @inline(__always)
+    static func select(_ mask: UInt64, _ a: Limbs, _ b: Limbs) -> Limbs {
+        Limbs(
+            l0: (a.l0 & mask) | (b.l0 & ~mask), l1: (a.l1 & mask) | (b.l1 & ~mask),
+            l2: (a.l2 & mask) | (b.l2 & ~mask), l3: (a.l3 & mask) | (b.l3 & ~mask))
+    }
+
+    /// Subtracts the modulus from (carry, value) when that does not go negative.
+    @inline(__always)
+    static func conditionalSubtract(_ value: Limbs, carry: UInt64, modulus: Limbs) -> Limbs {
+        let (reduced, borrow) = subtract(value, modulus)
+        // Keep the reduced value if there was a carry out, or if no borrow happened.
+        let keepReduced = carry | (borrow ^ 1)
+        return select(0 &- keepReduced, reduced, value)
+    }
+
+    /// CIOS Montgomery multiplication: a·b·R⁻¹ mod m for a < 2^256, b < m.
+    static func montgomeryMultiply(_ a: Limbs, _ b: Limbs, modulus m: Limbs, mPrime: UInt64) -> Limbs {
+        var t0: UInt64 = 0, t1: UInt64 = 0, t2: UInt64 = 0, t3: UInt64 = 0, t4: UInt64 = 0
+        for bi in [b.l0, b.l1, b.l2, b.l3] {
+            var c: UInt64 = 0
+            t0 = multiplyAdd(t0, a.l0, bi, &c)
+            t1 = multiplyAdd(t1, a.l1, bi, &c)
+            t2 = multiplyAdd(t2, a.l2, bi, &c)
+            t3 = multiplyAdd(t3, a.l3, bi, &c)
+            var c2: UInt64 = 0
+            t4 = addCarry(t4, c, &c2)
+            let t5 = c2
+
+            let u = t0 &* mPrime
+            c = 0
+            _ = multiplyAdd(t0, u, m.l0, &c)
+            t0 = multiplyAdd(t1, u, m.l1, &c)
+            t1 = multiplyAdd(t2, u, m.l2, &c)
+            t2 = multiplyAdd(t3, u, m.l3, &c)
+            var c3: UInt64 = 0
+            t3 = addCarry(t4, c, &c3)
+            t4 = t5 &+ c3
+        }
+        return conditionalSubtract(Limbs(l0: t0, l1: t1, l2: t2, l3: t3), carry: t4, modulus: m)
+    }
+}
+
+/// Modular addition, usable before the Montgomery constants exist.
+private struct PartialField {
+    let modulus: ScalarField.Limbs
+
+    func add(_ a: ScalarField.Limbs, _ b: ScalarField.Limbs) -> ScalarField.Limbs {
+        let (sum, carry) = ScalarField.addNoReduce(a, b)
+        return ScalarField.conditionalSubtract(sum, carry: carry, modulus: modulus)
+    }
+}
+
+extension ScalarField.Limbs {
+    /// Reads 32 bytes, big-endian.
+    init(bigEndian bytes: UnsafeRawBufferPointer) {
+        func word(_ offset: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for i in 0..<8 { value = (value << 8) | UInt64(bytes[offset + i]) }
+            return value
+        }
+        self.init(l0: word(24), l1: word(16), l2: word(8), l3: word(0))
+    }
+
+    /// Reads 32 bytes, little-endian.
+    init(littleEndian bytes: UnsafeRawBufferPointer) {
+        func word(_ offset: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for i in (0..<8).reversed() { value = (value << 8) | UInt64(bytes[offset + i]) }
+            return value
+        }
+        self.init(l0: word(0), l1: word(8), l2: word(16), l3: word(24))
+    }
+
+    /// Writes 32 bytes, big-endian.
+    func writeBigEndian(to out: UnsafeMutableRawBufferPointer) {
+        for (index, word) in [l3, l2, l1, l0].enumerated() {
+            for i in 0..<8 { out[index * 8 + i] = UInt8(truncatingIfNeeded: word >> UInt64(56 - 8 * i)) }
+        }
+    }
+
+    /// Writes 32 bytes, little-endian.
+    func writeLittleEndian(to out: UnsafeMutableRawBufferPointer) {
+        for (index, word) in [l0, l1, l2, l3].enumerated() {
+            for i in 0..<8 { out[index * 8 + i] = UInt8(truncatingIfNeeded: word >> UInt64(8 * i)) }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+/// The one error type of `ShareCrypto`.
+///
+/// Errors compare equal by ``code`` alone, so tests and callers can match on the stable code
+/// while the ``reason`` stays free to explain. A reason never contains secret bytes.
+public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable, machine-readable error code. Codes may be added; existing ones never change meaning.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        // A private enum behind a struct lets us add codes without breaking exhaustive switches.
+        private enum Backing: String, Sendable {
+            case invalidScalar, invalidPoint, invalidLength, authenticationFailed
+            case invalidKdfParameters, invalidKeyMaterial, emptySecret, unsealFailed
+            case invalidKey, invalidParameters, randomSourceFailure, backendFailure
+        }
+        private let backing: Backing
+        private init(_ backing: Backing) { self.backing = backing }
+
+        /// A scalar is not canonical (≥ the group order), or is zero where a secret is required.
+        public static let invalidScalar = Code(.invalidScalar)
+        /// A point does not decode, is the identity, is off the curve, is not canonical, or is not of prime order.
+        public static let invalidPoint = Code(.invalidPoint)
+        /// An input has the wrong number of bytes.
+        public static let invalidLength = Code(.invalidLength)
+        /// An AEAD tag did not verify: a wrong key or a tampered byte, deliberately indistinguishable.
+        public static let authenticationFailed = Code(.authenticationFailed)
+        /// Argon2id parameters outside the accepted bounds.
+        public static let invalidKdfParameters = Code(.invalidKdfParameters)
+        /// HKDF key material that is not 32 bytes.
+        public static let invalidKeyMaterial = Code(.invalidKeyMaterial)
+        /// An empty password or recovery code.
+        public static let emptySecret = Code(.emptySecret)
+        /// A sealed box that does not open with the given key.
+        public static let unsealFailed = Code(.unsealFailed)
+        /// A key (X25519) of the wrong size or otherwise unusable.
+        public static let invalidKey = Code(.invalidKey)
+        /// Arguments that do not describe a valid computation (e.g. duplicate Lagrange indices).
+        public static let invalidParameters = Code(.invalidParameters)
+        /// The random source could not produce bytes.
+        public static let randomSourceFailure = Code(.randomSourceFailure)
+        /// The C backend failed in a way no input should cause (e.g. out of memory).
+        public static let backendFailure = Code(.backendFailure)
+
+        public var description: String { backing.rawValue }
+    }
+
+    /// The stable code.
+    public let code: Code
+    /// A human explanation. Never contains secret bytes.
+    public let reason: String
+    /// Where the error was raised, for diagnostics.
+    public let location: String
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: The stable code.
+    ///   - reason: A human explanation without secret bytes.
+    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.reason = reason
+        self.location = "\(file):\(line)"
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+
+    public var description: String { "\(code): \(reason)" }
+}
