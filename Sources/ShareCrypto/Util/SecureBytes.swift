@@ -66,7 +66,7 @@ public struct SecureBytes: Sendable, Equatable, CustomStringConvertible, CustomD
     /// Gives read access to the bytes for the duration of `body`; the pointer must not escape.
     /// - Parameter body: Reads the bytes.
     /// - Returns: What `body` returns.
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(rebasing: storage.buffer[0..<storage.count]))
     }
 

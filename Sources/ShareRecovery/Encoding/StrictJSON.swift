@@ -1,0 +1,388 @@
+import ShareCrypto
+
+/// A JSON value as the strict reader sees it. Numbers keep their text, so a reader can insist on
+/// integers written as integers (FORMATS.md §4: "numbers that are not JSON integers" are rejected).
+public indirect enum JSONValue: Sendable, Equatable {
+    case object([(key: String, value: JSONValue)])
+    case array([JSONValue])
+    case string(String)
+    case number(String)
+    case bool(Bool)
+    case null
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case let (.object(a), .object(b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        case let (.array(a), .array(b)): a == b
+        case let (.string(a), .string(b)): a == b
+        case let (.number(a), .number(b)): a == b
+        case let (.bool(a), .bool(b)): a == b
+        case (.null, .null): true
+        default: false
+        }
+    }
+}
+
+/// An RFC 8259 reader that refuses what a lenient one would guess at: duplicate keys, bytes after
+/// the value, invalid UTF-8, lone surrogates, depth beyond a limit, and input beyond a size limit.
+public enum StrictJSON {
+    /// Largest accepted input, in bytes.
+    public static let defaultMaximumSize = 1 << 20
+    /// Deepest accepted nesting.
+    public static let maximumDepth = 32
+
+    /// Why a text is not acceptable JSON.
+    public struct ParseError: Error, Sendable, CustomStringConvertible {
+        /// What went wrong, and at which byte.
+        public let description: String
+    }
+
+    /// Parses one JSON value.
+    /// - Parameters:
+    ///   - text: The UTF-8 text.
+    ///   - maximumSize: The size limit in bytes.
+    /// - Throws: ``ParseError``.
+    public static func parse(_ text: some Collection<UInt8>, maximumSize: Int = defaultMaximumSize) throws(ParseError)
+        -> JSONValue
+    {
+        guard text.count <= maximumSize else {
+            throw ParseError(description: "JSON of \(text.count) bytes exceeds \(maximumSize)")
+        }
+        var parser = Parser(bytes: Array(text))
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw parser.error("bytes after the JSON value") }
+        return value
+    }
+
+    /// Parses JSON held in a `String`.
+    public static func parse(_ text: String, maximumSize: Int = defaultMaximumSize) throws(ParseError) -> JSONValue {
+        try parse(Array(text.utf8), maximumSize: maximumSize)
+    }
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var index = 0
+
+        func error(_ message: String) -> ParseError { ParseError(description: "\(message) at byte \(index)") }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        }
+
+        mutating func parseValue(depth: Int) throws(ParseError) -> JSONValue {
+            guard depth <= StrictJSON.maximumDepth else { throw error("nesting too deep") }
+            guard index < bytes.count else { throw error("unexpected end") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return try parseObject(depth: depth)
+            case UInt8(ascii: "["): return try parseArray(depth: depth)
+            case UInt8(ascii: "\""): return .string(try parseString())
+            case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+            case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+            case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+            default: return .number(try parseNumber())
+            }
+        }
+
+        mutating func expectLiteral(_ literal: String) throws(ParseError) {
+            let expected = Array(literal.utf8)
+            guard index + expected.count <= bytes.count, Array(bytes[index..<index + expected.count]) == expected else {
+                throw error("invalid literal")
+            }
+            index += expected.count
+        }
+
+        mutating func parseObject(depth: Int) throws(ParseError) -> JSONValue {
+            index += 1
+            var members: [(key: String, value: JSONValue)] = []
+            var seen = Set<String>()
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key") }
+                let key = try parseString()
+                guard seen.insert(key).inserted else { throw error("duplicate key \"\(key)\"") }
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+                index += 1
+                skipWhitespace()
+                members.append((key, try parseValue(depth: depth + 1)))
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end in object") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                guard bytes[index] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
+                index += 1
+                return .object(members)
+            }
+        }
+
+        mutating func parseArray(depth: Int) throws(ParseError) -> JSONValue {
+            index += 1
+            var elements: [JSONValue] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(elements)
+            }
+            while true {
+                skipWhitespace()
+                elements.append(try parseValue(depth: depth + 1))
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unexpected end in array") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                guard bytes[index] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
+                index += 1
+                return .array(elements)
+            }
+        }
+
+        mutating func parseHex4() throws(ParseError) -> UInt32 {
+            guard index + 4 <= bytes.count else { throw error("short \\u escape") }
+            var value: UInt32 = 0
+            for byte in bytes[index..<index + 4] {
+                let digit: UInt32
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+                default: throw error("bad \\u escape")
+                }
+                value = value << 4 | digit
+            }
+            index += 4
+            return value
+        }
+
+        mutating func parseString() throws(ParseError) -> String {
+            index += 1
+            var out = [UInt8]()
+            while true {
+                guard index < bytes.count else { throw error("unterminated string") }
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    break
+                }
+                guard byte >= 0x20 else { throw error("control character in string") }
+                if byte != UInt8(ascii: "\\") {
+                    out.append(byte)
+                    index += 1
+                    continue
+                }
+                index += 1
+                guard index < bytes.count else { throw error("unterminated escape") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try parseHex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw error("lone surrogate") }
+                        index += 2
+                        let low = try parseHex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw error("lone surrogate") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw error("lone surrogate")
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw error("invalid code point") }
+                    out += Array(String(Character(unicode)).utf8)
+                default: throw error("invalid escape")
+                }
+            }
+            guard let text = String(validating: out, as: UTF8.self) else { throw error("invalid UTF-8 in string") }
+            return text
+        }
+
+        mutating func parseNumber() throws(ParseError) -> String {
+            let start = index
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else {
+                throw error("unexpected character")
+            }
+            if bytes[index] == UInt8(ascii: "0") {
+                index += 1
+            } else {
+                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                let digits = index
+                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+                guard index > digits else { throw error("bad fraction") }
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                let digits = index
+                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+                guard index > digits else { throw error("bad exponent") }
+            }
+            return String(decoding: bytes[start..<index], as: UTF8.self)
+        }
+    }
+}
+
+/// Writes compact JSON with keys in the order given, so our outputs are byte-for-byte stable.
+public enum JSONWriter {
+    /// Serialises a value.
+    public static func write(_ value: JSONValue) -> String {
+        var out = ""
+        append(value, to: &out)
+        return out
+    }
+
+    private static func append(_ value: JSONValue, to out: inout String) {
+        switch value {
+        case .object(let members):
+            out += "{"
+            for (offset, member) in members.enumerated() {
+                if offset > 0 { out += "," }
+                appendString(member.key, to: &out)
+                out += ":"
+                append(member.value, to: &out)
+            }
+            out += "}"
+        case .array(let elements):
+            out += "["
+            for (offset, element) in elements.enumerated() {
+                if offset > 0 { out += "," }
+                append(element, to: &out)
+            }
+            out += "]"
+        case .string(let text): appendString(text, to: &out)
+        case .number(let text): out += text
+        case .bool(let flag): out += flag ? "true" : "false"
+        case .null: out += "null"
+        }
+    }
+
+    private static func appendString(_ text: String, to out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = Array("0123456789abcdef")
+                out += "\\u00" + String(hex[Int(scalar.value >> 4)]) + String(hex[Int(scalar.value & 0xF)])
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+/// Reads the members of one JSON object exactly: every expected key present (optional ones may be
+/// absent), nothing else, each of the right type. All failures carry one error code chosen by the caller.
+struct StrictObject {
+    private var members: [String: JSONValue]
+    private let failure: ShareRecoveryError.Code
+
+    /// - Parameters:
+    ///   - value: The JSON value, which must be an object.
+    ///   - required: Keys that must be present.
+    ///   - optional: Keys that may be present (never as `null`).
+    ///   - failure: The code for any shape problem.
+    init(_ value: JSONValue, required: [String], optional: [String] = [], failure: ShareRecoveryError.Code)
+        throws(ShareRecoveryError)
+    {
+        self.failure = failure
+        guard case .object(let list) = value else { throw ShareRecoveryError(failure, "expected a JSON object") }
+        var map: [String: JSONValue] = [:]
+        for (key, member) in list { map[key] = member }
+        let allowed = Set(required + optional)
+        if let unknown = map.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw ShareRecoveryError(failure, "unknown field \"\(unknown)\"")
+        }
+        if let missing = required.first(where: { map[$0] == nil }) {
+            throw ShareRecoveryError(failure, "missing field \"\(missing)\"")
+        }
+        members = map
+    }
+
+    func has(_ key: String) -> Bool { members[key] != nil }
+
+    func string(_ key: String) throws(ShareRecoveryError) -> String {
+        guard case .string(let text)? = members[key] else { throw ShareRecoveryError(failure, "\"\(key)\" must be a string") }
+        return text
+    }
+
+    func optionalString(_ key: String) throws(ShareRecoveryError) -> String? {
+        guard members[key] != nil else { return nil }
+        return try string(key)
+    }
+
+    /// A non-negative JSON integer (digits only: no sign, fraction or exponent) up to `maximum`;
+    /// larger values are a range problem and get `rangeFailure`.
+    func integer(_ key: String, maximum: UInt64, rangeFailure: ShareRecoveryError.Code) throws(ShareRecoveryError) -> UInt64 {
+        guard case .number(let text)? = members[key] else { throw ShareRecoveryError(failure, "\"\(key)\" must be a number") }
+        if text.hasPrefix("-"), text.dropFirst().allSatisfy(\.isASCIIDigit) {
+            throw ShareRecoveryError(rangeFailure, "\"\(key)\" must not be negative")
+        }
+        guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {
+            throw ShareRecoveryError(failure, "\"\(key)\" must be a JSON integer")
+        }
+        guard let value = UInt64(text), value <= maximum else {
+            throw ShareRecoveryError(rangeFailure, "\"\(key)\" is out of range")
+        }
+        return value
+    }
+
+    func array(_ key: String) throws(ShareRecoveryError) -> [JSONValue] {
+        guard case .array(let elements)? = members[key] else { throw ShareRecoveryError(failure, "\"\(key)\" must be an array") }
+        return elements
+    }
+
+    func stringArray(_ key: String) throws(ShareRecoveryError) -> [String] {
+        var out: [String] = []
+        for element in try array(key) {
+            guard case .string(let text) = element else { throw ShareRecoveryError(failure, "\"\(key)\" must hold strings") }
+            out.append(text)
+        }
+        return out
+    }
+
+    /// Lowercase hex of exactly `count` bytes.
+    func hex(_ key: String, count: Int) throws(ShareRecoveryError) -> [UInt8] {
+        try StrictObject.hex(try string(key), count: count, field: key, failure: failure)
+    }
+
+    static func hex(_ text: String, count: Int, field: String, failure: ShareRecoveryError.Code) throws(ShareRecoveryError)
+        -> [UInt8]
+    {
+        guard let bytes = Hex.decode(text), bytes.count == count else {
+            throw ShareRecoveryError(failure, "\"\(field)\" must be \(count * 2) lowercase hex digits")
+        }
+        return bytes
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) && isASCII }
+}
+

@@ -1,0 +1,139 @@
+import ShareCrypto
+
+/// The one error type of `ShareRecovery`.
+///
+/// Codes are the error names of FORMATS.md §9 plus a few finer ones; errors compare equal by
+/// ``code``. A ``reason`` never contains secret bytes; where a check names a party (a dealer, a
+/// candidate), the reason says which.
+public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable, machine-readable code.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Backing: String, Sendable, CaseIterable {
+            // FORMATS.md §9, normative names.
+            case malformedRecord, malformedCipherText, malformedCustodianShare, unsupportedVersion
+            case unsupportedMethod, kdfMismatch, invalidKdfParameters, invalidKeyMaterial, emptySecret
+            case invalidParameters, invalidScalar, invalidPoint, invalidShare, publicKeyMismatch
+            case authenticationFailed, tamperedShare, unsealFailed, dealerCheckFailed, subShareCheckFailed
+            case noMatchingShare, inconsistentShares
+            // Finer codes of this implementation.
+            case notFound, cancelled, storageFailure, sourceFailure, malformedInput
+        }
+        private let backing: Backing
+        private init(_ backing: Backing) { self.backing = backing }
+
+        /// A share record (§4) that does not parse: magic, length, JSON shape, hex.
+        public static let malformedRecord = Code(.malformedRecord)
+        /// A cipherText (§5) envelope that does not parse: base64, magic, truncation, keyId.
+        public static let malformedCipherText = Code(.malformedCipherText)
+        /// A custodian backup share (§6) JSON that does not parse.
+        public static let malformedCustodianShare = Code(.malformedCustodianShare)
+        /// A version byte or format string of another version.
+        public static let unsupportedVersion = Code(.unsupportedVersion)
+        /// A backup method byte or name outside §5's list.
+        public static let unsupportedMethod = Code(.unsupportedMethod)
+        /// A kdf byte that does not belong to the method.
+        public static let kdfMismatch = Code(.kdfMismatch)
+        /// Argon2id parameters outside §5's bounds.
+        public static let invalidKdfParameters = Code(.invalidKdfParameters)
+        /// HKDF key material that is not 32 bytes, or a secret of the wrong kind for the method.
+        public static let invalidKeyMaterial = Code(.invalidKeyMaterial)
+        /// An empty password or recovery code.
+        public static let emptySecret = Code(.emptySecret)
+        /// A field out of its range (curve, kind, threshold, parties, index, walletId length, plan).
+        public static let invalidParameters = Code(.invalidParameters)
+        /// A scalar ≥ the order, or a zero secret.
+        public static let invalidScalar = Code(.invalidScalar)
+        /// A point that fails §1 validation, or an identity result.
+        public static let invalidPoint = Code(.invalidPoint)
+        /// A share with x_i·G ≠ X_i.
+        public static let invalidShare = Code(.invalidShare)
+        /// A public key that is not commitments[0], or a resharing whose A'_0 ≠ Y.
+        public static let publicKeyMismatch = Code(.publicKeyMismatch)
+        /// A wrong secret or a tampered cipherText (deliberately one error).
+        public static let authenticationFailed = Code(.authenticationFailed)
+        /// A sealed record that disagrees with its JSON or is not a backup share.
+        public static let tamperedShare = Code(.tamperedShare)
+        /// A sealed share that does not open with the custodian key.
+        public static let unsealFailed = Code(.unsealFailed)
+        /// A resharing dealer whose D_{j,0} ≠ λ_j·X_j (or whose dealing has the wrong shape).
+        public static let dealerCheckFailed = Code(.dealerCheckFailed)
+        /// A sub-share that does not match its dealer's commitments.
+        public static let subShareCheckFailed = Code(.subShareCheckFailed)
+        /// No custodian share survived the metadata filter (§7).
+        public static let noMatchingShare = Code(.noMatchingShare)
+        /// Some custodian shares matched, but fewer than t−1 distinct valid ones (§7).
+        public static let inconsistentShares = Code(.inconsistentShares)
+        /// A cipherText or share that a source does not have.
+        public static let notFound = Code(.notFound)
+        /// The task was cancelled.
+        public static let cancelled = Code(.cancelled)
+        /// A store could not read or write.
+        public static let storageFailure = Code(.storageFailure)
+        /// A source (network, file) failed.
+        public static let sourceFailure = Code(.sourceFailure)
+        /// Input text that is not what it should be (not UTF-8, not JSON, too large).
+        public static let malformedInput = Code(.malformedInput)
+
+        /// Every code, for documentation and exhaustive tests.
+        public static var allCodes: [Code] { Backing.allCases.map(Code.init) }
+
+        /// Parses a code's name.
+        public init?(name: String) {
+            guard let backing = Backing(rawValue: name) else { return nil }
+            self.backing = backing
+        }
+
+        public var description: String { backing.rawValue }
+    }
+
+    /// The stable code.
+    public let code: Code
+    /// A human explanation without secret bytes.
+    public let reason: String
+    /// Where the error was raised.
+    public let location: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
+        self.code = code
+        self.reason = reason
+        self.location = "\(file):\(line)"
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+
+    public var description: String { "\(code): \(reason)" }
+}
+
+extension ShareRecoveryError {
+    /// Maps a crypto-layer error to this module's code of the same meaning.
+    init(_ error: ShareCryptoError, file: String = #fileID, line: Int = #line) {
+        let code: Code =
+            switch error.code {
+            case .invalidScalar: .invalidScalar
+            case .invalidPoint: .invalidPoint
+            case .authenticationFailed: .authenticationFailed
+            case .invalidKdfParameters: .invalidKdfParameters
+            case .invalidKeyMaterial: .invalidKeyMaterial
+            case .emptySecret: .emptySecret
+            case .unsealFailed: .unsealFailed
+            case .invalidKey: .invalidKeyMaterial
+            default: .invalidParameters
+            }
+        self.init(code, error.reason, file: file, line: line)
+    }
+}
+
+/// Runs `body`, turning crypto-layer errors into ``ShareRecoveryError``.
+@inline(__always)
+func mappingCryptoErrors<R>(_ body: () throws -> R) throws(ShareRecoveryError) -> R {
+    do {
+        return try body()
+    } catch let error as ShareCryptoError {
+        throw ShareRecoveryError(error)
+    } catch let error as ShareRecoveryError {
+        throw error
+    } catch {
+        throw ShareRecoveryError(.invalidParameters, "unexpected error: \(type(of: error))")
+    }
+}

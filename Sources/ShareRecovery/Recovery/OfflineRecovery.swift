@@ -1,0 +1,66 @@
+public import ShareCrypto
+
+/// Recovery with both roles in one process: the holder of the custodian key runs the custodian's
+/// half locally (offline recovery, recovery kits, tests). Statuses follow FORMATS.md §8 exactly;
+/// after a failure no further status is reported, and nothing is stored.
+public enum OfflineRecovery {
+    /// Recovers a new signing set.
+    /// - Parameters:
+    ///   - cipherText: The cipherText text (base64).
+    ///   - secret: The secret for its method.
+    ///   - custodianShares: The custodian's §6 JSON strings for this client.
+    ///   - custodianKey: The custodian's X25519 key pair.
+    ///   - store: Persists the new signing set; called between `storingShare` and `done`.
+    ///   - progress: Told every status as it begins.
+    ///   - random: The random source.
+    /// - Returns: The new signing set (generation = backup generation + 1), party 1 first.
+    /// - Throws: ``ShareRecoveryError`` from any step; `cancelled` when the task is cancelled.
+    public static func recover(
+        cipherText: String, secret: BackupSecret, custodianShares: [String], custodianKey: SealingKeyPair,
+        store: ([ShareRecord]) throws -> Void = { _ in }, progress: (RecoveryStatus) -> Void = { _ in },
+        using random: some RandomSource = SystemRandom()
+    ) throws(ShareRecoveryError) -> [ShareRecord] {
+        progress(.readingShare)
+        let envelope = try CipherText(base64: cipherText)
+        try checkCancellation()
+        progress(.decryptingShare)
+        let key = try envelope.deriveKey(secret: secret)
+        try checkCancellation()
+        progress(.parsingShare)
+        let userShare = try envelope.decrypt(key: key)
+        try checkCancellation()
+        progress(.recoveringSigningShare)
+        let selector = CustodianShareSelector(custodianKey: custodianKey)
+        let custodian = try selector.select(for: userShare, method: envelope.method, candidates: custodianShares).get()
+        try checkCancellation()
+        progress(.generatingShare)
+        guard userShare.generation < UInt32.max else {
+            throw ShareRecoveryError(.invalidParameters, "the backup's generation cannot be advanced")
+        }
+        let newSet = try Resharing.reshare(
+            [userShare] + custodian, newThreshold: userShare.threshold, newParties: userShare.parties,
+            newKind: .signing, newGeneration: userShare.generation + 1, using: random)
+        try checkCancellation()
+        progress(.parsingShare)
+        // Each new share round-trips through its stored form before anything is written.
+        let verified = try newSet.map { (share) throws(ShareRecoveryError) in try ShareRecord(binary: try share.binary()) }
+        guard verified.allSatisfy({ $0.publicKey == userShare.publicKey }) else {
+            throw ShareRecoveryError(.publicKeyMismatch, "the new signing set has another public key")
+        }
+        try checkCancellation()
+        progress(.storingShare)
+        do {
+            try store(verified)
+        } catch let error as ShareRecoveryError {
+            throw error
+        } catch {
+            throw ShareRecoveryError(.storageFailure, "storing the new signing set failed: \(error)")
+        }
+        progress(.done)
+        return verified
+    }
+
+    static func checkCancellation() throws(ShareRecoveryError) {
+        if Task.isCancelled { throw ShareRecoveryError(.cancelled, "the recovery was cancelled") }
+    }
+}

@@ -1,0 +1,232 @@
+public import ShareCrypto
+
+/// The public parameters every party of one resharing agrees on (FORMATS.md §3).
+public struct ResharingPlan: Sendable, Equatable {
+    /// A public description of the old set (any member's record without its secret).
+    public let oldSet: ShareRecord
+    /// Q: the dealers' indices in the old set, |Q| = t.
+    public let dealers: [Int]
+    /// t'.
+    public let newThreshold: Int
+    /// n'.
+    public let newParties: Int
+    /// The new set's kind.
+    public let newKind: SetKind
+    /// The new set's generation.
+    public let newGeneration: UInt32
+    /// setId', fresh and different from the old one.
+    public let newSetId: SetID
+
+    /// Creates a plan and checks it.
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a bad Q, t', n' or a reused setId.
+    public init(
+        oldSet: ShareRecord, dealers: [Int], newThreshold: Int, newParties: Int, newKind: SetKind,
+        newGeneration: UInt32, newSetId: SetID
+    ) throws(ShareRecoveryError) {
+        let sortedDealers = dealers.sorted()
+        guard sortedDealers.count == oldSet.threshold, Set(sortedDealers).count == sortedDealers.count,
+            sortedDealers.allSatisfy({ (1...oldSet.parties).contains($0) })
+        else {
+            throw ShareRecoveryError(
+                .invalidParameters, "dealers must be \(oldSet.threshold) distinct indices of the old set, got \(dealers)")
+        }
+        try ShareRecord.checkRanges(
+            walletIdCount: oldSet.walletId.utf8.count, threshold: newThreshold, parties: newParties, partyIndex: 1)
+        guard newSetId != oldSet.setId else {
+            throw ShareRecoveryError(.invalidParameters, "the new setId equals the old one")
+        }
+        self.oldSet = oldSet.publicDescription
+        self.dealers = sortedDealers
+        self.newThreshold = newThreshold
+        self.newParties = newParties
+        self.newKind = newKind
+        self.newGeneration = newGeneration
+        self.newSetId = newSetId
+    }
+
+    var curve: Curve { oldSet.curve }
+
+    /// λ_j^Q for a dealer.
+    func lagrange(_ dealer: Int) throws(ShareRecoveryError) -> Scalar {
+        try mappingCryptoErrors { try Shamir.lagrangeCoefficientAtZero(index: dealer, indices: dealers, curve: curve) }
+    }
+}
+
+/// What one dealer publishes and sends: commitments D_{j,m} to everyone, sub-share g_j(k) to party k.
+public struct Dealing: Sendable {
+    /// j.
+    public let dealerIndex: Int
+    /// D_{j,0} … D_{j,t'−1}.
+    public let commitments: [Point]
+    /// g_j(k) for every new party k (1…n').
+    public let subShares: [Int: Scalar]
+
+    /// Assembles a dealing (e.g. one received over the network).
+    public init(dealerIndex: Int, commitments: [Point], subShares: [Int: Scalar]) {
+        self.dealerIndex = dealerIndex
+        self.commitments = commitments
+        self.subShares = subShares
+    }
+}
+
+/// The dealer role of §3 step 1.
+public enum ResharingDealer {
+    /// Deals from one share of the old set with a fresh random polynomial.
+    /// - Parameters:
+    ///   - share: The dealer's old share, with its secret; must belong to the plan's old set.
+    ///   - plan: The agreed plan.
+    ///   - random: Source of g_j's higher coefficients.
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when the share is not a dealer of the plan.
+    public static func deal(
+        share: ShareRecord, plan: ResharingPlan, using random: some RandomSource = SystemRandom()
+    ) throws(ShareRecoveryError) -> Dealing {
+        let higher = (1..<plan.newThreshold).map { _ in Scalar.random(on: plan.curve, using: random) }
+        return try deal(share: share, plan: plan, higherCoefficients: higher)
+    }
+
+    /// Deals with explicit higher coefficients coef_{j,1} … coef_{j,t'−1} (vectors, tests).
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a wrong share or coefficient count,
+    ///   ``ShareRecoveryError/Code/invalidScalar`` when a coefficient is zero.
+    public static func deal(share: ShareRecord, plan: ResharingPlan, higherCoefficients: [Scalar]) throws(ShareRecoveryError)
+        -> Dealing
+    {
+        guard let secret = share.secret, share.isSameSet(as: plan.oldSet), plan.dealers.contains(share.partyIndex) else {
+            throw ShareRecoveryError(.invalidParameters, "party \(share.partyIndex)'s share is not a dealer share of this plan")
+        }
+        guard higherCoefficients.count == plan.newThreshold - 1, higherCoefficients.allSatisfy({ $0.curve == plan.curve })
+        else {
+            throw ShareRecoveryError(.invalidParameters, "dealer needs \(plan.newThreshold - 1) higher coefficients")
+        }
+        // w_j = λ_j·x_j: the dealer's additive part of x.
+        let weighted = try plan.lagrange(share.partyIndex) * secret
+        let polynomial = try mappingCryptoErrors { try Polynomial(coefficients: [weighted] + higherCoefficients) }
+        let commitments = try mappingCryptoErrors { try polynomial.commitments() }
+        var subShares: [Int: Scalar] = [:]
+        for k in 1...plan.newParties { subShares[k] = polynomial.evaluate(atIndex: k) }
+        return Dealing(dealerIndex: share.partyIndex, commitments: commitments, subShares: subShares)
+    }
+}
+
+/// The receiver role of §3 steps 2–5.
+public enum ResharingReceiver {
+    /// Checks every dealing and combines this party's new share.
+    /// - Parameters:
+    ///   - partyIndex: k, 1…n'.
+    ///   - plan: The agreed plan.
+    ///   - dealings: One dealing from every dealer of Q.
+    /// - Returns: Party k's new share record, with its secret.
+    /// - Throws: ``ShareRecoveryError``: `dealerCheckFailed` (naming the dealer) for a missing, misshapen
+    ///   or dishonest dealing; `subShareCheckFailed` (naming the dealer) for a bad sub-share;
+    ///   `invalidPoint` for an identity A'_m; `invalidScalar` for a zero x'_k; `publicKeyMismatch` when A'_0 ≠ Y;
+    ///   `invalidShare` when x'_k·G ≠ X'_k.
+    public static func receive(partyIndex k: Int, plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError)
+        -> ShareRecord
+    {
+        guard (1...plan.newParties).contains(k) else {
+            throw ShareRecoveryError(.invalidParameters, "party \(k) is not in the new set of \(plan.newParties)")
+        }
+        let ordered = try checkedDealings(plan: plan, dealings: dealings)
+        let kScalar = Scalar(UInt64(k), curve: plan.curve)
+        var newSecret = Scalar(0, curve: plan.curve)
+        for dealing in ordered {
+            guard let subShare = dealing.subShares[k], subShare.curve == plan.curve else {
+                throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex) sent no sub-share to party \(k)")
+            }
+            // Step 3: g_j(k)·G == Σ_m k^m·D_{j,m}.
+            let expected = try mappingCryptoErrors { try Shamir.publicShare(index: k, commitments: dealing.commitments) }
+            let actual = subShare.isZero ? nil : try? Point(generatorTimes: subShare)
+            guard actual == expected else {
+                throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex)'s sub-share for party \(k) does not match its commitments")
+            }
+            newSecret = newSecret + subShare
+        }
+        _ = kScalar
+        let newCommitments = try combinedCommitments(plan: plan, dealings: ordered)
+        guard !newSecret.isZero else { throw ShareRecoveryError(.invalidScalar, "the new share is zero") }
+        // Step 5: x'_k·G == X'_k is checked by the record's initialiser.
+        return try ShareRecord(
+            walletId: plan.oldSet.walletId, curve: plan.curve, kind: plan.newKind, threshold: plan.newThreshold,
+            parties: plan.newParties, partyIndex: k, generation: plan.newGeneration, setId: plan.newSetId,
+            secret: newSecret, commitments: newCommitments)
+    }
+
+    /// The new set's commitments A'_m = Σ_j D_{j,m}, after every dealer check and A'_0 == Y.
+    /// - Throws: As ``receive(partyIndex:plan:dealings:)``, without the sub-share checks.
+    public static func newCommitments(plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError) -> [Point] {
+        try combinedCommitments(plan: plan, dealings: try checkedDealings(plan: plan, dealings: dealings))
+    }
+
+    /// Step 2 for every dealer, in Q's order: one dealing each, t' commitments, D_{j,0} == λ_j·X_j.
+    private static func checkedDealings(plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError) -> [Dealing] {
+        var byDealer: [Int: Dealing] = [:]
+        for dealing in dealings {
+            guard plan.dealers.contains(dealing.dealerIndex), byDealer[dealing.dealerIndex] == nil else {
+                throw ShareRecoveryError(.dealerCheckFailed, "dealer \(dealing.dealerIndex) is not in Q or dealt twice")
+            }
+            byDealer[dealing.dealerIndex] = dealing
+        }
+        return try plan.dealers.map { (j) throws(ShareRecoveryError) -> Dealing in
+            guard let dealing = byDealer[j] else {
+                throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j) sent no dealing")
+            }
+            guard dealing.commitments.count == plan.newThreshold, dealing.commitments.allSatisfy({ $0.curve == plan.curve })
+            else {
+                throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j) sent \(dealing.commitments.count) commitments, expected \(plan.newThreshold)")
+            }
+            let oldPublicShare = try mappingCryptoErrors {
+                try Shamir.publicShare(index: j, commitments: plan.oldSet.commitments)
+            }
+            let expected = try mappingCryptoErrors { try oldPublicShare.multiplied(by: try plan.lagrange(j)) }
+            guard dealing.commitments[0] == expected else {
+                throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j)'s constant term is not λ_j·X_j")
+            }
+            return dealing
+        }
+    }
+
+    private static func combinedCommitments(plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError) -> [Point] {
+        let commitments = try (0..<plan.newThreshold).map { (m) throws(ShareRecoveryError) -> Point in
+            do {
+                return try Point.sum(dealings.map { $0.commitments[m] })
+            } catch {
+                throw ShareRecoveryError(.invalidPoint, "new commitment A'_\(m) is the identity")
+            }
+        }
+        guard commitments[0] == plan.oldSet.publicKey else {
+            throw ShareRecoveryError(.publicKeyMismatch, "A'_0 ≠ Y: the resharing would change the wallet key")
+        }
+        return commitments
+    }
+}
+
+/// Both roles in one process: offline recovery, backup creation from local shares, tests.
+public enum Resharing {
+    /// Reshares t shares of one set into a new set. The key is never rebuilt: each dealer deals its
+    /// own weighted share, and each new party combines what it receives.
+    /// - Parameters:
+    ///   - shares: Exactly t shares of one set, with secrets.
+    ///   - newThreshold: t'.
+    ///   - newParties: n'.
+    ///   - newKind: The new set's kind.
+    ///   - newGeneration: The new set's generation.
+    ///   - random: The random source.
+    /// - Returns: The n' new shares, party 1 first.
+    /// - Throws: ``ShareRecoveryError`` from the plan, the dealers or the receivers.
+    public static func reshare(
+        _ shares: [ShareRecord], newThreshold: Int, newParties: Int, newKind: SetKind, newGeneration: UInt32,
+        using random: some RandomSource = SystemRandom()
+    ) throws(ShareRecoveryError) -> [ShareRecord] {
+        guard let first = shares.first, shares.allSatisfy({ $0.isSameSet(as: first) && $0.secret != nil }) else {
+            throw ShareRecoveryError(.invalidParameters, "resharing needs shares of one set, with secrets")
+        }
+        var setId = SetID.random(using: random)
+        while setId == first.setId { setId = SetID.random(using: random) }
+        let plan = try ResharingPlan(
+            oldSet: first, dealers: shares.map(\.partyIndex), newThreshold: newThreshold, newParties: newParties,
+            newKind: newKind, newGeneration: newGeneration, newSetId: setId)
+        let dealings = try shares.map { (share) throws(ShareRecoveryError) in try ResharingDealer.deal(share: share, plan: plan, using: random) }
+        return try (1...newParties).map { (k) throws(ShareRecoveryError) in
+            try ResharingReceiver.receive(partyIndex: k, plan: plan, dealings: dealings)
+        }
+    }
+}
