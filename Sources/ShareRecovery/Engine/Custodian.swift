@@ -1,0 +1,75 @@
+public import ShareCrypto
+
+/// What a client asks the custodian to reshare (FORMATS.md §3 with the custodian as co-dealer).
+public struct ResharingSessionRequest: Sendable {
+    /// Why the set is reshared.
+    public enum Purpose: Sendable, Equatable {
+        /// Signing set → a new backup set for a method.
+        case backup(BackupMethod)
+        /// Backup set of a method → a new signing set.
+        case recovery(BackupMethod)
+    }
+
+    /// The integrator's client (user) id.
+    public let clientId: String
+    /// Backup or recovery.
+    public let purpose: Purpose
+    /// The client's old share, as a public description: it names the set to reshare.
+    public let clientShare: ShareRecord
+
+    /// Creates a request; the share is reduced to its public description.
+    public init(clientId: String, purpose: Purpose, clientShare: ShareRecord) {
+        self.clientId = clientId
+        self.purpose = purpose
+        self.clientShare = clientShare.publicDescription
+    }
+}
+
+/// The custodian's answer to a session request: the plan and its own dealings.
+public struct ResharingSessionOffer: Sendable {
+    /// Identifies the session in later calls.
+    public let sessionId: String
+    /// The agreed plan.
+    public let plan: ResharingPlan
+    /// One dealing per custodian dealer, carrying only the client's sub-share.
+    public let custodianDealings: [Dealing]
+
+    /// Creates an offer.
+    public init(sessionId: String, plan: ResharingPlan, custodianDealings: [Dealing]) {
+        self.sessionId = sessionId
+        self.plan = plan
+        self.custodianDealings = custodianDealings
+    }
+}
+
+/// What the custodian reports once it has received the client's dealing.
+public struct ResharingSessionResult: Sendable {
+    /// The new set's commitments as the custodian computed them; the client checks they equal its own.
+    public let newCommitments: [Point]
+    /// For a backup: the custodian backup shares (§6 JSON) of the new set, for the integrator to store.
+    public let custodianBackupShares: [String]
+
+    /// Creates a result.
+    public init(newCommitments: [Point], custodianBackupShares: [String]) {
+        self.newCommitments = newCommitments
+        self.custodianBackupShares = custodianBackupShares
+    }
+}
+
+/// The custodian's side of backup and recovery. Implementations: ``LocalCustodian`` in process,
+/// and an HTTP client of the reference server's recovery endpoints.
+public protocol Custodian: Sendable {
+    /// Opens a resharing session: the custodian finds its shares of the old set (for a recovery,
+    /// through its custodian share source and FORMATS.md §7 selection), fixes the plan, and deals.
+    func openSession(_ request: ResharingSessionRequest) async throws -> ResharingSessionOffer
+
+    /// Hands the custodian the client's dealing, with sub-shares for the custodian's new parties only.
+    func finishSession(id: String, clientDealing: Dealing) async throws -> ResharingSessionResult
+
+    /// The client has durably staged its new share: the custodian commits the new set and, for a
+    /// recovery, drops the old signing set so a lost device's share is useless.
+    func confirmSession(id: String) async throws
+
+    /// Abandons a session; nothing the custodian stores changes.
+    func abortSession(id: String) async
+}
