@@ -1,0 +1,280 @@
+public import ShareCrypto
+
+/// The engine a wallet service links: backup, recovery with §8 statuses, and the recovery-method
+/// lifecycle, for one user's device. It never rebuilds the wallet key: every change of shares is a
+/// resharing with the custodian, checked against commitments before anything is stored.
+public struct RecoveryEngine: Sendable {
+    /// Everything the engine talks to.
+    public struct Configuration: Sendable {
+        /// The integrator's id for this user (also the custodian's client id).
+        public var userId: String
+        /// The custodian role (in process or over HTTP).
+        public var custodian: any Custodian
+        /// The device's signing share store.
+        public var shareStore: any SigningShareStore
+        /// Where cipherTexts are fetched from in managed mode (no cipherText given to ``recover``).
+        public var cipherTextSource: (any CipherTextSource)?
+        /// Where new cipherTexts are stored.
+        public var cipherTextStore: (any CipherTextStore)?
+        /// Where custodian backup shares are delivered.
+        public var custodianBackupSink: (any CustodianBackupSink)?
+        /// Argon2id parameters for new password and recovery-code backups.
+        public var argon2: Argon2idParameters
+        /// The random source (the system CSPRNG in production).
+        public var random: any RandomSource
+
+        /// Creates a configuration.
+        public init(
+            userId: String, custodian: any Custodian, shareStore: any SigningShareStore,
+            cipherTextSource: (any CipherTextSource)? = nil, cipherTextStore: (any CipherTextStore)? = nil,
+            custodianBackupSink: (any CustodianBackupSink)? = nil, argon2: Argon2idParameters = .default,
+            random: any RandomSource = SystemRandom()
+        ) {
+            self.userId = userId
+            self.custodian = custodian
+            self.shareStore = shareStore
+            self.cipherTextSource = cipherTextSource
+            self.cipherTextStore = cipherTextStore
+            self.custodianBackupSink = custodianBackupSink
+            self.argon2 = argon2
+            self.random = random
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+
+    /// Creates an engine.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    // MARK: Backup
+
+    /// Backs up the device's signing share for one method: reshares the signing set into a new
+    /// backup set with the custodian, encrypts the user backup share, hands the custodian backup
+    /// share(s) to the sink and stores the cipherText. A previous backup of the same method is
+    /// replaced, so its cipherText stops working.
+    /// - Parameters:
+    ///   - method: The backup method.
+    ///   - secret: The password/recovery code or 32-byte key material.
+    ///   - keyId: Which cloud key object or passkey credential.
+    /// - Returns: The new cipherText.
+    /// - Throws: ``ShareRecoveryError``; nothing is stored unless every step succeeded.
+    @discardableResult
+    public func backup(method: BackupMethod, secret: BackupSecret, keyId: String = "") async throws -> CipherText {
+        guard let signing = try await configuration.shareStore.currentShare() else {
+            throw ShareRecoveryError(.notFound, "no signing share is stored on this device")
+        }
+        let (offer, ownDealing, newShare) = try await reshareWithCustodian(
+            .init(clientId: configuration.userId, purpose: .backup(method), clientShare: signing), ownShare: signing,
+            expectedKind: .backup)
+        let result: ResharingSessionResult
+        do {
+            result = try await configuration.custodian.finishSession(
+                id: offer.sessionId, clientDealing: outgoing(ownDealing, keeping: newShare.partyIndex))
+            guard result.newCommitments == newShare.commitments else {
+                throw ShareRecoveryError(.publicKeyMismatch, "the custodian computed other commitments for the backup set")
+            }
+        } catch {
+            await configuration.custodian.abortSession(id: offer.sessionId)
+            throw error
+        }
+        let cipherText = try CipherText.encrypt(
+            newShare, method: method, secret: secret, argon2: configuration.argon2, keyId: keyId,
+            using: configuration.random)
+        // Custodian shares first: a cipherText is only useful once its custodian half is stored.
+        if let sink = configuration.custodianBackupSink {
+            for share in result.custodianBackupShares {
+                try await sink.deliverBackupShare(share, clientId: configuration.userId)
+            }
+        }
+        try await configuration.cipherTextStore?.storeCipherText(
+            cipherText.base64, userId: configuration.userId, method: method)
+        try await configuration.custodian.confirmSession(id: offer.sessionId)
+        return cipherText
+    }
+
+    // MARK: Recovery
+
+    /// Recovers a new signing share from a cipherText and the custodian's backup share.
+    /// - Parameters:
+    ///   - method: The backup method.
+    ///   - cipherText: The cipherText text, or `nil`/empty to fetch it from the configured source.
+    ///   - secret: The secret for the method.
+    ///   - progress: Told every FORMATS.md §8 status as it begins; nothing after a failure.
+    /// - Returns: The new signing share (stored and current when this returns).
+    /// - Throws: ``ShareRecoveryError``; on any failure or cancellation nothing stored changes.
+    @discardableResult
+    public func recover(
+        method: BackupMethod, cipherText: String? = nil, secret: BackupSecret,
+        progress: @Sendable (RecoveryStatus) -> Void = { _ in }
+    ) async throws -> ShareRecord {
+        progress(.readingShare)
+        let text: String
+        if let cipherText, !cipherText.isEmpty {
+            text = cipherText
+        } else {
+            guard let source = configuration.cipherTextSource else {
+                throw ShareRecoveryError(.invalidParameters, "no cipherText given and no cipherText source configured")
+            }
+            text = try await source.fetchCipherText(userId: configuration.userId, method: method)
+        }
+        let envelope = try CipherText(base64: text)
+        guard envelope.method == method else {
+            throw ShareRecoveryError(.unsupportedMethod, "the cipherText is a \(envelope.method) backup, not \(method)")
+        }
+        try Self.checkCancellation()
+
+        progress(.decryptingShare)
+        let key = try envelope.deriveKey(secret: secret)
+        try Self.checkCancellation()
+
+        progress(.parsingShare)
+        let userShare = try envelope.decrypt(key: key)
+        try Self.checkCancellation()
+
+        progress(.recoveringSigningShare)
+        let request = ResharingSessionRequest(clientId: configuration.userId, purpose: .recovery(method), clientShare: userShare)
+        let (offer, ownDealing, newShare) = try await reshareWithCustodian(request, ownShare: userShare, expectedKind: .signing)
+        let custodian = configuration.custodian
+        do {
+            try Self.checkCancellation()
+            progress(.generatingShare)
+            let result = try await custodian.finishSession(
+                id: offer.sessionId, clientDealing: outgoing(ownDealing, keeping: newShare.partyIndex))
+            guard result.newCommitments == newShare.commitments else {
+                throw ShareRecoveryError(.publicKeyMismatch, "the custodian computed other commitments for the new set")
+            }
+            try Self.checkCancellation()
+
+            progress(.parsingShare)
+            let verified = try ShareRecord(binary: try newShare.binary())
+            guard verified.publicKey == userShare.publicKey else {
+                throw ShareRecoveryError(.publicKeyMismatch, "the new signing share has another public key")
+            }
+            try Self.checkCancellation()
+
+            progress(.storingShare)
+            try await store(verified, sessionId: offer.sessionId)
+        } catch {
+            await custodian.abortSession(id: offer.sessionId)
+            throw error
+        }
+        // One-time methods are spent; a failure to delete them must not undo a finished recovery.
+        if method.isOneTime { try? await deleteMethodData(method) }
+        progress(.done)
+        return newShare
+    }
+
+    /// The same recovery as an asynchronous stream of statuses; the stream ends after `done` or
+    /// with the error. Cancelling the consuming task cancels the recovery.
+    public func recoveryStatuses(
+        method: BackupMethod, cipherText: String? = nil, secret: BackupSecret
+    ) -> AsyncThrowingStream<RecoveryStatus, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await recover(method: method, cipherText: cipherText, secret: secret) { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Stage, confirm with the custodian, promote: a crash leaves the old or the new share current.
+    private func store(_ share: ShareRecord, sessionId: String) async throws {
+        let store = configuration.shareStore
+        try await store.stage(share)
+        do {
+            try Self.checkCancellation()
+            try await configuration.custodian.confirmSession(id: sessionId)
+        } catch {
+            try? await store.discardStaged()
+            throw error
+        }
+        try await store.promoteStaged()
+    }
+
+    // MARK: Lifecycle
+
+    /// The backup methods that currently have a stored cipherText.
+    public func activatedRecoveryMethods() async throws -> [BackupMethod] {
+        guard let store = configuration.cipherTextStore else { return [] }
+        return try await store.storedMethods(userId: configuration.userId)
+    }
+
+    /// Whether any recovery method is set up.
+    public func isRecoveryActivated() async throws -> Bool {
+        try await !activatedRecoveryMethods().isEmpty
+    }
+
+    /// Adds a method, or rotates it (a new backup set; the old cipherText stops working).
+    @discardableResult
+    public func addOrUpdateRecoveryMethod(_ method: BackupMethod, secret: BackupSecret, keyId: String = "") async throws
+        -> CipherText
+    {
+        try await backup(method: method, secret: secret, keyId: keyId)
+    }
+
+    /// Deletes a method's cipherText and custodian backup share.
+    /// - Parameters:
+    ///   - method: The method.
+    ///   - force: Delete even when it is the last method (leaving no way to recover).
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when it is the last method and `force` is false,
+    ///   ``ShareRecoveryError/Code/notFound`` when the method is not activated.
+    public func deleteRecoveryMethod(_ method: BackupMethod, force: Bool = false) async throws {
+        let active = try await activatedRecoveryMethods()
+        guard active.contains(method) else { throw ShareRecoveryError(.notFound, "\(method) is not activated") }
+        guard force || active.count > 1 else {
+            throw ShareRecoveryError(.invalidParameters, "\(method) is the last recovery method; pass force to delete it")
+        }
+        try await deleteMethodData(method)
+    }
+
+    private func deleteMethodData(_ method: BackupMethod) async throws {
+        try await configuration.custodianBackupSink?.deleteBackupShares(clientId: configuration.userId, method: method)
+        try await configuration.cipherTextStore?.deleteCipherText(userId: configuration.userId, method: method)
+    }
+
+    // MARK: Shared steps
+
+    /// Opens a session, checks the custodian's plan against our own share, deals, and receives our new share.
+    private func reshareWithCustodian(
+        _ request: ResharingSessionRequest, ownShare: ShareRecord, expectedKind: SetKind
+    ) async throws -> (ResharingSessionOffer, Dealing, ShareRecord) {
+        let custodian = configuration.custodian
+        let offer = try await custodian.openSession(request)
+        do {
+            let plan = offer.plan
+            let generationOK = expectedKind == .backup ? plan.newGeneration == ownShare.generation : plan.newGeneration > ownShare.generation
+            guard plan.oldSet.isSameSet(as: ownShare.publicDescription), plan.dealers.contains(ownShare.partyIndex),
+                plan.newKind == expectedKind, generationOK, plan.newThreshold == ownShare.threshold,
+                plan.newParties == ownShare.parties
+            else {
+                throw ShareRecoveryError(.invalidParameters, "the custodian proposed a plan for another set or shape")
+            }
+            let ownDealing = try ResharingDealer.deal(share: ownShare, plan: plan, using: configuration.random)
+            let newShare = try ResharingReceiver.receive(
+                partyIndex: ownShare.partyIndex, plan: plan, dealings: offer.custodianDealings + [ownDealing])
+            return (offer, ownDealing, newShare)
+        } catch {
+            await custodian.abortSession(id: offer.sessionId)
+            throw error
+        }
+    }
+
+    /// Our dealing as sent to the custodian: without our own sub-share, which never leaves the device.
+    private func outgoing(_ dealing: Dealing, keeping ownIndex: Int) -> Dealing {
+        Dealing(
+            dealerIndex: dealing.dealerIndex, commitments: dealing.commitments,
+            subShares: dealing.subShares.filter { $0.key != ownIndex })
+    }
+
+    static func checkCancellation() throws(ShareRecoveryError) {
+        if Task.isCancelled { throw ShareRecoveryError(.cancelled, "the operation was cancelled") }
+    }
+}

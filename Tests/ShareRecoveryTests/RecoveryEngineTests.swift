@@ -1,0 +1,153 @@
+import ShareCrypto
+import Synchronization
+import Testing
+
+@testable import ShareRecovery
+
+/// The engine against an in-process custodian and integrator.
+@Suite("Recovery engine")
+struct RecoveryEngineTests {
+    struct World {
+        let integrator = InMemoryIntegrator()
+        let custodian: LocalCustodian
+        let device: InMemorySigningShareStore
+        let engine: RecoveryEngine
+        let signing: [ShareRecord]
+
+        init(curve: Curve = .secp256k1, threshold: Int = 2, parties: Int = 2, seed: String) async throws {
+            let random = DeterministicRandom(seed: Array(seed.utf8))
+            signing = try KeyGeneration.generate(curve: curve, walletId: "w-1", threshold: threshold, parties: parties, using: random)
+            custodian = LocalCustodian(key: SealingKeyPair(using: random), shareSource: integrator, random: random)
+            await custodian.register(signingShares: Array(signing.dropFirst()), clientId: "user-1")
+            device = InMemorySigningShareStore(current: signing[0])
+            engine = RecoveryEngine(
+                configuration: .init(
+                    userId: "user-1", custodian: custodian, shareStore: device, cipherTextSource: integrator,
+                    cipherTextStore: integrator, custodianBackupSink: integrator, argon2: .minimum, random: random))
+        }
+
+        /// A new device after the loss: empty store, same integrator and custodian.
+        func newDevice() -> (RecoveryEngine, InMemorySigningShareStore) {
+            let store = InMemorySigningShareStore()
+            var configuration = engine.configuration
+            configuration.shareStore = store
+            return (RecoveryEngine(configuration: configuration), store)
+        }
+    }
+
+    final class StatusLog: Sendable {
+        private let statuses = Mutex<[RecoveryStatus]>([])
+        func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
+        var all: [RecoveryStatus] { statuses.withLock { $0 } }
+    }
+
+    @Test(arguments: Curve.allCases)
+    func backupLoseRecover(curve: Curve) async throws {
+        let world = try await World(curve: curve, seed: "engine \(curve)")
+        try await world.engine.backup(method: .password, secret: .text("hunter2"))
+        try await world.engine.backup(method: .cloudKey, secret: .keyMaterial(SecureBytes(zeros: 32)), keyId: "kms/1")
+        #expect(try await world.engine.activatedRecoveryMethods() == [.password, .cloudKey])
+
+        let (engine, store) = world.newDevice()
+        let log = StatusLog()
+        let recovered = try await engine.recover(method: .password, secret: .text("hunter2"), progress: log.append)
+        #expect(log.all == RecoveryStatus.sequence)
+        #expect(recovered.publicKey == world.signing[0].publicKey)
+        #expect(recovered.generation == 1)
+        #expect(try await store.currentShare() == recovered)
+
+        // The custodian keeps only the new set: the lost device's share no longer combines with it.
+        let custodianShare = try #require(await world.custodian.currentSigningShares(clientId: "user-1").first)
+        #expect(custodianShare.setId == recovered.setId)
+        #expect(!(world.signing[0].isSameSet(as: custodianShare)))
+
+        // Backups survive a recovery: the cloud key still recovers, to generation 2.
+        let again = try await engine.recover(method: .cloudKey, secret: .keyMaterial(SecureBytes(zeros: 32)))
+        #expect(again.generation == 2)
+        #expect(again.publicKey == world.signing[0].publicKey)
+    }
+
+    @Test func twoOfThree() async throws {
+        let world = try await World(curve: .ed25519, threshold: 2, parties: 3, seed: "2of3")
+        try await world.engine.backup(method: .passkey, secret: .keyMaterial(SecureBytes(zeros: 32)))
+        let (engine, _) = world.newDevice()
+        let recovered = try await engine.recover(method: .passkey, secret: .keyMaterial(SecureBytes(zeros: 32)))
+        #expect(recovered.parties == 3 && recovered.publicKey == world.signing[0].publicKey)
+        #expect(await world.custodian.currentSigningShares(clientId: "user-1").map(\.partyIndex) == [2, 3])
+    }
+
+    @Test func rotatingAPasswordVoidsTheOldCipherText() async throws {
+        let world = try await World(seed: "rotate")
+        let old = try await world.engine.backup(method: .password, secret: .text("old"))
+        try await world.engine.addOrUpdateRecoveryMethod(.password, secret: .text("new"))
+        let (engine, store) = world.newDevice()
+        await #expect(throws: ShareRecoveryError(.noMatchingShare, "")) {
+            try await engine.recover(method: .password, cipherText: old.base64, secret: .text("old"))
+        }
+        #expect(try await store.currentShare() == nil)
+        #expect(try await store.stagedShare() == nil)
+        try await engine.recover(method: .password, secret: .text("new"))
+    }
+
+    @Test func recoveryCodeIsOneTime() async throws {
+        let world = try await World(seed: "one-time")
+        try await world.engine.backup(method: .password, secret: .text("pw"))
+        try await world.engine.backup(method: .recoveryCode, secret: .text("ABCD-EFGH"))
+        let (engine, _) = world.newDevice()
+        try await engine.recover(method: .recoveryCode, secret: .text("ABCD-EFGH"))
+        #expect(try await engine.activatedRecoveryMethods() == [.password])
+        await #expect(throws: ShareRecoveryError(.notFound, "")) {
+            try await engine.recover(method: .recoveryCode, secret: .text("ABCD-EFGH"))
+        }
+        // The other method is kept.
+        try await engine.recover(method: .password, secret: .text("pw"))
+    }
+
+    @Test func deletingTheLastMethodNeedsForce() async throws {
+        let world = try await World(seed: "delete")
+        try await world.engine.backup(method: .password, secret: .text("pw"))
+        await #expect(throws: ShareRecoveryError(.invalidParameters, "")) {
+            try await world.engine.deleteRecoveryMethod(.password)
+        }
+        try await world.engine.deleteRecoveryMethod(.password, force: true)
+        #expect(try await world.engine.isRecoveryActivated() == false)
+        await #expect(throws: ShareRecoveryError(.notFound, "")) { try await world.engine.deleteRecoveryMethod(.password) }
+    }
+
+    @Test func failedRecoveryReportsNothingAfterTheFailureAndStoresNothing() async throws {
+        let world = try await World(seed: "fail")
+        try await world.engine.backup(method: .password, secret: .text("pw"))
+        let (engine, store) = world.newDevice()
+        let log = StatusLog()
+        await #expect(throws: ShareRecoveryError(.authenticationFailed, "")) {
+            try await engine.recover(method: .password, secret: .text("wrong"), progress: log.append)
+        }
+        #expect(log.all == [.readingShare, .decryptingShare, .parsingShare])
+        #expect(try await store.currentShare() == nil)
+        // The custodian still holds the original set.
+        #expect(await world.custodian.currentSigningShares(clientId: "user-1") == Array(world.signing.dropFirst()))
+    }
+
+    @Test func streamVariantYieldsTheSequence() async throws {
+        let world = try await World(seed: "stream")
+        try await world.engine.backup(method: .iCloud, secret: .keyMaterial(SecureBytes(zeros: 32)))
+        let (engine, _) = world.newDevice()
+        var statuses: [RecoveryStatus] = []
+        for try await status in engine.recoveryStatuses(method: .iCloud, secret: .keyMaterial(SecureBytes(zeros: 32))) {
+            statuses.append(status)
+        }
+        #expect(statuses == RecoveryStatus.sequence)
+    }
+
+    @Test func cancellationAbortsCleanly() async throws {
+        let world = try await World(seed: "cancel")
+        try await world.engine.backup(method: .password, secret: .text("pw"))
+        let (engine, store) = world.newDevice()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await engine.recover(method: .password, secret: .text("pw"))
+        }
+        await #expect(throws: ShareRecoveryError(.cancelled, "")) { try await task.value }
+        #expect(try await store.currentShare() == nil)
+    }
+}
