@@ -15,10 +15,17 @@ let package = Package(
         .library(name: "ShareCrypto", targets: ["ShareCrypto"]),
         .library(name: "ShareRecovery", targets: ["ShareRecovery"]),
         .library(name: "RecoveryKit", targets: ["RecoveryKit"]),
+        .library(name: "ShareRecoveryHTTP", targets: ["ShareRecoveryHTTP"]),
+        .library(name: "ShareRecoveryServer", targets: ["ShareRecoveryServer"]),
         .executable(name: "share-recovery", targets: ["share-recovery"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // System libraries, found by pkg-config, never vendored.
@@ -32,22 +39,60 @@ let package = Package(
         .target(name: "ShareRecovery", dependencies: ["ShareCrypto"]),
         // SLIP-39 paper recovery kits.
         .target(name: "RecoveryKit", dependencies: ["ShareCrypto"]),
+        // Network sources and the HTTP custodian client (AsyncHTTPClient): NIO stays out of ShareRecovery.
+        .target(
+            name: "ShareRecoveryHTTP",
+            dependencies: [
+                "ShareRecovery", "ShareCrypto",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The reference server: integrator API, custodian webhooks and recovery endpoints.
+        .target(
+            name: "ShareRecoveryServer",
+            dependencies: [
+                "ShareRecovery", "ShareCrypto", "ShareRecoveryHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "share-recovery",
             dependencies: [
-                "ShareRecovery", "RecoveryKit", "ShareCrypto",
+                "ShareRecovery", "RecoveryKit", "ShareCrypto", "ShareRecoveryHTTP", "ShareRecoveryServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
+        // A child process for the crash tests: stores generations until it is killed.
+        .executableTarget(name: "share-store-harness", dependencies: ["ShareRecovery"], path: "Tests/Harness/ShareStoreHarness"),
+
         .testTarget(name: "ShareCryptoTests", dependencies: ["ShareCrypto"], resources: [.copy("Vectors")]),
         .testTarget(
             name: "ShareRecoveryTests",
-            dependencies: ["ShareRecovery", "ShareCrypto"],
+            dependencies: ["ShareRecovery", "ShareCrypto", "share-store-harness"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(name: "RecoveryKitTests", dependencies: ["RecoveryKit", "ShareCrypto"], resources: [.copy("Vectors")]),
-        .testTarget(name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto"]),
+        .testTarget(name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto", "share-recovery"]),
+        .testTarget(
+            name: "ShareRecoveryHTTPTests",
+            dependencies: [
+                "ShareRecoveryHTTP", "ShareRecovery", "ShareCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "ShareRecoveryServerTests",
+            dependencies: [
+                "ShareRecoveryServer", "ShareRecoveryHTTP", "ShareRecovery", "ShareCrypto",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            resources: [.copy("Resources")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,1 @@
+@main struct Harness { static func main() {} }
