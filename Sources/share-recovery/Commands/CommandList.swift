@@ -1,0 +1,6 @@
+import ArgumentParser
+
+/// Every subcommand, in help order.
+let commandList: [any ParsableCommand.Type] = [
+    Keygen.self, CustodianCommand.self, Backup.self, Encrypt.self, Decrypt.self, Select.self, Recover.self,
+]

@@ -1,0 +1,39 @@
+import ArgumentParser
+import ShareCrypto
+import ShareRecovery
+
+/// `encrypt`: a backup share record into a cipherText.
+struct Encrypt: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Encrypt a backup share (§4 JSON with secret) into a cipherText.")
+
+    @Option(help: "The backup share JSON file.") var share: String
+    @Option(help: "The backup method.") var method: BackupMethod
+    @Option(help: "The secret file.") var secretFile: String
+    @Option(help: "Output file for the base64 cipherText.") var out: String
+    @OptionGroup var kdf: KDFOptions
+
+    func run() throws {
+        let record = try Files.readShare(share)
+        let cipherText = try CipherText.encrypt(
+            record, method: method, secret: try Files.readSecret(secretFile, method: method),
+            argon2: try kdf.parameters(), keyId: kdf.keyId)
+        try Files.write(cipherText.base64 + "\n", to: out)
+        Terminal.output(JSONWriter.write(.object([("cipherText", .string(cipherText.base64))])))
+    }
+}
+
+/// `decrypt`: a cipherText back into its share record.
+struct Decrypt: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decrypt a cipherText and print the share (§4 JSON); the secret only with --reveal-secret.")
+
+    @Option(help: "The cipherText file (base64, one trailing newline allowed).") var cipherText: String
+    @Option(help: "The secret file.") var secretFile: String
+    @Flag(help: "Include the secret share scalar in the output.") var revealSecret = false
+
+    func run() throws {
+        let envelope = try CipherText(base64: try Files.readTrimmedLine(cipherText))
+        let record = try envelope.decrypt(secret: try Files.readSecret(secretFile, method: envelope.method))
+        Terminal.output(record.json(includingSecret: revealSecret))
+    }
+}

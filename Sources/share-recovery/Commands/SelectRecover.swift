@@ -1,0 +1,62 @@
+import ArgumentParser
+import ShareCrypto
+import ShareRecovery
+
+/// `select`: which custodian share completes a cipherText's backup share.
+struct Select: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Select the custodian backup share(s) for a cipherText (FORMATS.md §7), with per-candidate reasons.")
+
+    @Option(help: "The cipherText file.") var cipherText: String
+    @Option(help: "The secret file.") var secretFile: String
+    @Option(help: "A JSON array of custodian backup share strings.") var custodianShares: String
+    @Option(help: "The custodian's X25519 secret key (hex).") var custodianKey: String
+
+    func run() throws {
+        let envelope = try CipherText(base64: try Files.readTrimmedLine(cipherText))
+        let userShare = try envelope.decrypt(secret: try Files.readSecret(secretFile, method: envelope.method))
+        let selector = CustodianShareSelector(custodianKey: try Files.readCustodianKey(custodianKey))
+        let outcome = selector.select(
+            for: userShare, method: envelope.method, candidates: try Files.readCustodianShares(custodianShares))
+        for report in outcome.reports { Terminal.error("candidate \(report)") }
+        let chosen = try outcome.get()
+        Terminal.output(JSONWriter.write(.array(chosen.map { $0.jsonValue(includingSecret: false) })))
+    }
+}
+
+/// `recover`: offline recovery with both roles in this process.
+struct Recover: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Recover a new signing set offline (both roles here): DIR/share-<i>.json, statuses on stderr.")
+
+    @Option(help: "The cipherText file.") var cipherText: String
+    @Option(help: "The secret file.") var secretFile: String
+    @Option(help: "A JSON array of custodian backup share strings.") var custodianShares: String
+    @Option(help: "The custodian's X25519 secret key (hex).") var custodianKey: String
+    @Option(help: "Output directory for the new signing set.") var out: String
+    @OptionGroup var progressOptions: ProgressOptions
+
+    func run() throws {
+        let text = try Files.readTrimmedLine(cipherText)
+        let method = try CipherText(base64: text).method
+        let secret = try Files.readSecret(secretFile, method: method)
+        let shares = try Files.readCustodianShares(custodianShares)
+        let key = try Files.readCustodianKey(custodianKey)
+        let progress = ProgressReporter(json: progressOptions.json)
+        let output = out
+        do {
+            let recovered = try OfflineRecovery.recover(
+                cipherText: text, secret: secret, custodianShares: shares, custodianKey: key,
+                store: { newSet in
+                    try Files.makeDirectory(output)
+                    for share in newSet {
+                        try Files.write(share.json(includingSecret: true) + "\n", to: "\(output)/share-\(share.partyIndex).json", secret: true)
+                    }
+                }, progress: progress.report)
+            Terminal.output(JSONWriter.write(.array(recovered.map { $0.jsonValue(includingSecret: false) })))
+        } catch {
+            progress.finishAfterFailure()
+            throw error
+        }
+    }
+}

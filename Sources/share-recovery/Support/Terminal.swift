@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the CLI writes: machine output (JSON) on stdout, human progress and errors on stderr.
+enum Terminal {
+    static func output(_ text: String) {
+        print(text)
+    }
+
+    static func error(_ text: String) {
+        var line = text
+        if !line.hasSuffix("\n") { line += "\n" }
+        errorRaw(line)
+    }
+
+    /// Writes without a newline (the live progress line).
+    static func errorRaw(_ text: String) {
+        // Unbuffered write(2): stderr lines must not interleave with buffered stdout.
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written <= 0 { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
+    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+}
+
+/// A CLI failure that is not a format error: unreadable files, bad combinations of options.
+struct CLIError: Error {
+    let code: String
+    let message: String
+    let isUsage: Bool
+
+    static func usage(_ message: String) -> CLIError { CLIError(code: "usage", message: message, isUsage: true) }
+    static func file(_ message: String) -> CLIError { CLIError(code: "fileError", message: message, isUsage: false) }
+}
