@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "ShareRecoveryHTTP", targets: ["ShareRecoveryHTTP"]),
         .library(name: "ShareRecoveryServer", targets: ["ShareRecoveryServer"]),
         .executable(name: "share-recovery", targets: ["share-recovery"]),
+        .executable(name: "recovery-bench", targets: ["recovery-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -29,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // System libraries, found by pkg-config, never vendored.
@@ -70,6 +72,15 @@ let package = Package(
             ]
         ),
 
+        // The standalone timing executable (README: Benchmarks).
+        .executableTarget(
+            name: "recovery-bench",
+            dependencies: [
+                "ShareRecovery", "ShareCrypto",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Benchmarks/RecoveryBench"
+        ),
         // A child process for the crash tests: stores generations until it is killed.
         .executableTarget(name: "share-store-harness", dependencies: ["ShareRecovery"], path: "Tests/Harness/ShareStoreHarness"),
 
@@ -80,7 +91,7 @@ let package = Package(
             resources: [.copy("Vectors")]
         ),
         .testTarget(name: "RecoveryKitTests", dependencies: ["RecoveryKit", "ShareCrypto"], resources: [.copy("Vectors")]),
-        .testTarget(name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto", "share-recovery"]),
+        .testTarget(name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto", "share-recovery", "recovery-bench"]),
         .testTarget(
             name: "ShareRecoveryHTTPTests",
             dependencies: [

@@ -69,6 +69,23 @@ public struct Point: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// `n·self` for a small public multiplier, by variable-time double-and-add: far cheaper than a
+    /// full constant-time `k·P` for party indices and their low powers. Never use it on secrets.
+    /// - Parameter n: The public multiplier, at least 1.
+    /// - Throws: ``ShareCryptoError/Code/invalidScalar`` for 0, ``ShareCryptoError/Code/invalidPoint``
+    ///   when the result is the identity.
+    public func multiplied(byPublicSmall n: UInt64) throws -> Point {
+        guard n > 0 else { throw ShareCryptoError(.invalidScalar, "n·P with n = 0 is the identity") }
+        // Beyond 5 bits the adds cost more than one constant-time multiplication.
+        guard n < 32 else { return try multiplied(by: Scalar(n, curve: curve)) }
+        var result = self
+        for bit in stride(from: 63 - n.leadingZeroBitCount - 1, through: 0, by: -1) {
+            result = try Point.sum([result, result])
+            if (n >> UInt64(bit)) & 1 == 1 { result = try Point.sum([result, self]) }
+        }
+        return result
+    }
+
     /// `lhs + rhs`.
     /// - Throws: ``ShareCryptoError/Code/invalidPoint`` when the sum is the identity.
     public static func + (lhs: Point, rhs: Point) throws -> Point {

@@ -62,14 +62,25 @@ public enum Shamir {
         guard indexRange.contains(index), let first = commitments.first else {
             throw ShareCryptoError(.invalidParameters, "party index \(index) or empty commitments")
         }
-        let i = Scalar(UInt64(index), curve: first.curve)
-        var power = Scalar(1, curve: first.curve)
-        var terms: [(Scalar, Point)] = []
-        for commitment in commitments {
-            terms.append((power, commitment))
-            power = power * i
+        // Horner's rule with a small public multiplier: X = (…(A_{t−1}·i + A_{t−2})·i + …)·i + A_0.
+        do {
+            var result = commitments[commitments.count - 1]
+            for commitment in commitments.dropLast().reversed() {
+                result = try Point.sum([try result.multiplied(byPublicSmall: UInt64(index)), commitment])
+            }
+            return result
+        } catch {
+            // An intermediate identity (only from crafted commitments) is not an identity result:
+            // recompute as Σ i^k·A_k, which throws only if X_i itself is the identity.
+            let i = Scalar(UInt64(index), curve: first.curve)
+            var power = Scalar(1, curve: first.curve)
+            var terms: [(Scalar, Point)] = []
+            for commitment in commitments {
+                terms.append((power, commitment))
+                power = power * i
+            }
+            return try Point.linearCombination(terms)
         }
-        return try Point.linearCombination(terms)
     }
 
     /// `λ_j^Q = Π_{m∈Q, m≠j} m·(m−j)⁻¹` at zero.

@@ -143,8 +143,14 @@ public struct CustodianBackupShare: Sendable, Equatable {
     /// - Throws: ``ShareRecoveryError``: `unsealFailed`, the record codes for a bad record,
     ///   `tamperedShare` when it disagrees with the JSON or is not a backup share.
     public func open(with keyPair: SealingKeyPair) throws(ShareRecoveryError) -> ShareRecord {
+        try open(with: keyPair, knownCommitments: [])
+    }
+
+    /// Opens with commitments already validated elsewhere (selection: the user share's, which the
+    /// JSON's must equal byte for byte), so they are not validated twice.
+    func open(with keyPair: SealingKeyPair, knownCommitments: [Point]) throws(ShareRecoveryError) -> ShareRecord {
         let binary = try mappingCryptoErrors { try SealedBox.open(sealedShare, with: keyPair) }
-        let record = try ShareRecord(binary: binary)
+        let record = try ShareRecord(binary: binary, knownCommitments: knownCommitments)
         guard record.kind == .backup else { throw ShareRecoveryError(.tamperedShare, "the sealed record is not a backup share") }
         guard record.walletId == walletId, record.curve == curve, record.setId == setId,
             record.generation == generation, record.threshold == threshold, record.parties == parties,
@@ -175,8 +181,11 @@ enum Timestamp {
             let hour = digits(11..<13), bytes[13] == UInt8(ascii: ":"), let minute = digits(14..<16),
             bytes[16] == UInt8(ascii: ":"), let second = digits(17..<19)
         else { return false }
-        _ = year
-        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60 else { return false }
+        // RFC 3339 §5.7: the day must exist in its month (February 29 only in leap years); second 60 is a leap second.
+        let isLeapYear = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let daysInMonth = [31, isLeapYear ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard (1...12).contains(month), (1...daysInMonth[month - 1]).contains(day), hour < 24, minute < 60, second <= 60
+        else { return false }
         if bytes.count == 20 { return true }
         // Optional fraction: '.' and at least one digit before the 'Z'.
         guard bytes[19] == UInt8(ascii: "."), bytes.count >= 22 else { return false }

@@ -69,16 +69,13 @@ public struct RecoveryEngine: Sendable {
         let (offer, ownDealing, newShare) = try await reshareWithCustodian(
             .init(clientId: configuration.userId, purpose: .backup(method), clientShare: signing), ownShare: signing,
             expectedKind: .backup)
-        let result: ResharingSessionResult
-        do {
-            result = try await configuration.custodian.finishSession(
+        let result = try await abortingOnFailure(offer.sessionId) {
+            let result = try await configuration.custodian.finishSession(
                 id: offer.sessionId, clientDealing: outgoing(ownDealing, keeping: newShare.partyIndex))
             guard result.newCommitments == newShare.commitments else {
                 throw ShareRecoveryError(.publicKeyMismatch, "the custodian computed other commitments for the backup set")
             }
-        } catch {
-            await configuration.custodian.abortSession(id: offer.sessionId)
-            throw error
+            return result
         }
         let cipherText = try CipherText.encrypt(
             newShare, method: method, secret: secret, argon2: configuration.argon2, keyId: keyId,
@@ -138,7 +135,7 @@ public struct RecoveryEngine: Sendable {
         let request = ResharingSessionRequest(clientId: configuration.userId, purpose: .recovery(method), clientShare: userShare)
         let (offer, ownDealing, newShare) = try await reshareWithCustodian(request, ownShare: userShare, expectedKind: .signing)
         let custodian = configuration.custodian
-        do {
+        try await abortingOnFailure(offer.sessionId) {
             try Self.checkCancellation()
             progress(.generatingShare)
             let result = try await custodian.finishSession(
@@ -149,7 +146,7 @@ public struct RecoveryEngine: Sendable {
             try Self.checkCancellation()
 
             progress(.parsingShare)
-            let verified = try ShareRecord(binary: try newShare.binary())
+            let verified = try ShareRecord(binary: try newShare.binary(), knownCommitments: newShare.commitments)
             guard verified.publicKey == userShare.publicKey else {
                 throw ShareRecoveryError(.publicKeyMismatch, "the new signing share has another public key")
             }
@@ -157,9 +154,6 @@ public struct RecoveryEngine: Sendable {
 
             progress(.storingShare)
             try await store(verified, sessionId: offer.sessionId)
-        } catch {
-            await custodian.abortSession(id: offer.sessionId)
-            throw error
         }
         // One-time methods are spent; a failure to delete them must not undo a finished recovery.
         if method.isOneTime { try? await deleteMethodData(method) }
@@ -189,13 +183,16 @@ public struct RecoveryEngine: Sendable {
     private func store(_ share: ShareRecord, sessionId: String) async throws {
         let store = configuration.shareStore
         try await store.stage(share)
+        let confirmed: Result<Void, any Error>
         do {
             try Self.checkCancellation()
             try await configuration.custodian.confirmSession(id: sessionId)
+            confirmed = .success(())
         } catch {
-            try? await store.discardStaged()
-            throw error
+            confirmed = .failure(error)
         }
+        if case .failure = confirmed { try? await store.discardStaged() }
+        try confirmed.get()
         try await store.promoteStaged()
     }
 
@@ -246,9 +243,8 @@ public struct RecoveryEngine: Sendable {
     private func reshareWithCustodian(
         _ request: ResharingSessionRequest, ownShare: ShareRecord, expectedKind: SetKind
     ) async throws -> (ResharingSessionOffer, Dealing, ShareRecord) {
-        let custodian = configuration.custodian
-        let offer = try await custodian.openSession(request)
-        do {
+        let offer = try await configuration.custodian.openSession(request)
+        let (ownDealing, newShare) = try await abortingOnFailure(offer.sessionId) {
             let plan = offer.plan
             let generationOK = expectedKind == .backup ? plan.newGeneration == ownShare.generation : plan.newGeneration > ownShare.generation
             guard plan.oldSet.isSameSet(as: ownShare.publicDescription), plan.dealers.contains(ownShare.partyIndex),
@@ -260,11 +256,22 @@ public struct RecoveryEngine: Sendable {
             let ownDealing = try ResharingDealer.deal(share: ownShare, plan: plan, using: configuration.random)
             let newShare = try ResharingReceiver.receive(
                 partyIndex: ownShare.partyIndex, plan: plan, dealings: offer.custodianDealings + [ownDealing])
-            return (offer, ownDealing, newShare)
-        } catch {
-            await custodian.abortSession(id: offer.sessionId)
-            throw error
+            return (ownDealing, newShare)
         }
+        return (offer, ownDealing, newShare)
+    }
+
+    /// Runs `body`; if it fails, the custodian session is abandoned before the error propagates.
+    /// (The result is captured first: awaiting inside a `catch` crashes the 6.3 optimizer.)
+    private func abortingOnFailure<T>(_ sessionId: String, _ body: () async throws -> T) async throws -> T {
+        let outcome: Result<T, any Error>
+        do {
+            outcome = .success(try await body())
+        } catch {
+            outcome = .failure(error)
+        }
+        if case .failure = outcome { await configuration.custodian.abortSession(id: sessionId) }
+        return try outcome.get()
     }
 
     /// Our dealing as sent to the custodian: without our own sub-share, which never leaves the device.

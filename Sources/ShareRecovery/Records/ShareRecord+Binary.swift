@@ -14,6 +14,12 @@ extension ShareRecord {
     /// - Throws: ``ShareRecoveryError`` with `malformedRecord`, `unsupportedVersion`, `invalidParameters`,
     ///   `invalidScalar`, `invalidPoint` or `invalidShare`.
     public init(binary: SecureBytes) throws(ShareRecoveryError) {
+        try self.init(binary: binary, knownCommitments: [])
+    }
+
+    /// Parses like ``init(binary:)``; commitments whose bytes equal an already validated point in
+    /// `knownCommitments` reuse it instead of being validated again. Every other check still runs.
+    init(binary: SecureBytes, knownCommitments: [Point]) throws(ShareRecoveryError) {
         let parsed: ShareRecord = try binary.withUnsafeBytes { (bytes) throws(ShareRecoveryError) -> ShareRecord in
             guard bytes.count >= ShareRecord.fixedHeaderCount, Array(bytes[0..<4]) == ShareRecord.magic else {
                 throw ShareRecoveryError(.malformedRecord, bytes.count < 4 ? "truncated record" : "bad magic or truncated record")
@@ -49,7 +55,14 @@ extension ShareRecord {
             var offset = walletIdEnd + 32
             for _ in 0..<threshold {
                 let encoding = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + curve.pointCount])
-                commitments.append(try mappingCryptoErrors { try Point(rawRepresentation: encoding, curve: curve) })
+                let position = commitments.count
+                if position < knownCommitments.count, knownCommitments[position].curve == curve,
+                    knownCommitments[position].rawRepresentation.elementsEqual(encoding)
+                {
+                    commitments.append(knownCommitments[position])
+                } else {
+                    commitments.append(try mappingCryptoErrors { try Point(rawRepresentation: encoding, curve: curve) })
+                }
                 offset += curve.pointCount
             }
             return try ShareRecord(

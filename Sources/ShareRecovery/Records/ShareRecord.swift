@@ -118,6 +118,21 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A record whose x_i·G == X_i check the caller has just made (resharing receivers); ranges and
+    /// shapes are still checked.
+    init(
+        verified: Void, walletId: String, curve: Curve, kind: SetKind, threshold: Int, parties: Int, partyIndex: Int,
+        generation: UInt32, setId: SetID, secret: Scalar, commitments: [Point]
+    ) throws(ShareRecoveryError) {
+        try self.init(
+            walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: partyIndex,
+            generation: generation, setId: setId, secret: nil, commitments: commitments)
+        guard !secret.isZero, secret.curve == curve else {
+            throw ShareRecoveryError(.invalidScalar, "the secret share is zero or on another curve")
+        }
+        self = ShareRecord(unchecked: self, secret: secret)
+    }
+
     static func checkRanges(walletIdCount: Int, threshold: Int, parties: Int, partyIndex: Int) throws(ShareRecoveryError) {
         guard (1...maximumWalletIdCount).contains(walletIdCount) else {
             throw ShareRecoveryError(.invalidParameters, "walletId must be 1…255 bytes, got \(walletIdCount)")

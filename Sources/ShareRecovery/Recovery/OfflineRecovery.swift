@@ -43,7 +43,9 @@ public enum OfflineRecovery {
         try checkCancellation()
         progress(.parsingShare)
         // Each new share round-trips through its stored form before anything is written.
-        let verified = try newSet.map { (share) throws(ShareRecoveryError) in try ShareRecord(binary: try share.binary()) }
+        let verified = try newSet.map { (share) throws(ShareRecoveryError) in
+            try ShareRecord(binary: try share.binary(), knownCommitments: share.commitments)
+        }
         guard verified.allSatisfy({ $0.publicKey == userShare.publicKey }) else {
             throw ShareRecoveryError(.publicKeyMismatch, "the new signing set has another public key")
         }

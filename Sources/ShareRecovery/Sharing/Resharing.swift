@@ -122,32 +122,58 @@ public enum ResharingReceiver {
     public static func receive(partyIndex k: Int, plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError)
         -> ShareRecord
     {
-        guard (1...plan.newParties).contains(k) else {
-            throw ShareRecoveryError(.invalidParameters, "party \(k) is not in the new set of \(plan.newParties)")
+        try receive(partyIndices: [k], plan: plan, dealings: dealings)[0]
+    }
+
+    /// Receives for several new parties at once (one process holding them all): the dealer checks
+    /// and the new commitments are computed once, then each party's share is combined and checked.
+    /// - Throws: As ``receive(partyIndex:plan:dealings:)``.
+    public static func receive(partyIndices: [Int], plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError)
+        -> [ShareRecord]
+    {
+        guard !partyIndices.isEmpty, Set(partyIndices).count == partyIndices.count,
+            partyIndices.allSatisfy({ (1...plan.newParties).contains($0) })
+        else {
+            throw ShareRecoveryError(.invalidParameters, "parties \(partyIndices) are not distinct members of the new set")
         }
         let ordered = try checkedDealings(plan: plan, dealings: dealings)
-        let kScalar = Scalar(UInt64(k), curve: plan.curve)
-        var newSecret = Scalar(0, curve: plan.curve)
-        for dealing in ordered {
-            guard let subShare = dealing.subShares[k], subShare.curve == plan.curve else {
-                throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex) sent no sub-share to party \(k)")
-            }
-            // Step 3: g_j(k)·G == Σ_m k^m·D_{j,m}.
-            let expected = try mappingCryptoErrors { try Shamir.publicShare(index: k, commitments: dealing.commitments) }
-            let actual = subShare.isZero ? nil : try? Point(generatorTimes: subShare)
-            guard actual == expected else {
-                throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex)'s sub-share for party \(k) does not match its commitments")
-            }
-            newSecret = newSecret + subShare
-        }
-        _ = kScalar
         let newCommitments = try combinedCommitments(plan: plan, dealings: ordered)
-        guard !newSecret.isZero else { throw ShareRecoveryError(.invalidScalar, "the new share is zero") }
-        // Step 5: x'_k·G == X'_k is checked by the record's initialiser.
-        return try ShareRecord(
-            walletId: plan.oldSet.walletId, curve: plan.curve, kind: plan.newKind, threshold: plan.newThreshold,
-            parties: plan.newParties, partyIndex: k, generation: plan.newGeneration, setId: plan.newSetId,
-            secret: newSecret, commitments: newCommitments)
+        return try partyIndices.map { (k) throws(ShareRecoveryError) -> ShareRecord in
+            var newSecret = Scalar(0, curve: plan.curve)
+            for dealing in ordered {
+                guard let subShare = dealing.subShares[k], subShare.curve == plan.curve else {
+                    throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex) sent no sub-share to party \(k)")
+                }
+                newSecret = newSecret + subShare
+            }
+            // Step 3 for all dealers at once: Σ_j g_j(k)·G == Σ_m k^m·A'_m holds when every dealer's
+            // check holds. Only when it fails are the dealers checked one by one, to name the culprit.
+            let expected = try mappingCryptoErrors { try Shamir.publicShare(index: k, commitments: newCommitments) }
+            let actual = newSecret.isZero ? nil : try? Point(generatorTimes: newSecret)
+            guard actual == expected else {
+                try blameSubShares(partyIndex: k, dealings: ordered)
+                if newSecret.isZero { throw ShareRecoveryError(.invalidScalar, "the new share is zero") }
+                throw ShareRecoveryError(.invalidShare, "x'_\(k)·G ≠ X'_\(k)")
+            }
+            // Step 5 (x'_k·G == X'_k) is exactly the check above.
+            return try ShareRecord(
+                verified: (), walletId: plan.oldSet.walletId, curve: plan.curve, kind: plan.newKind,
+                threshold: plan.newThreshold, parties: plan.newParties, partyIndex: k, generation: plan.newGeneration,
+                setId: plan.newSetId, secret: newSecret, commitments: newCommitments)
+        }
+    }
+
+    /// Checks g_j(k)·G == Σ_m k^m·D_{j,m} dealer by dealer, throwing for the first that fails.
+    private static func blameSubShares(partyIndex k: Int, dealings: [Dealing]) throws(ShareRecoveryError) {
+        for dealing in dealings {
+            guard let subShare = dealing.subShares[k] else { continue }
+            let expected = try? Shamir.publicShare(index: k, commitments: dealing.commitments)
+            let actual = subShare.isZero ? nil : try? Point(generatorTimes: subShare)
+            guard actual != nil, actual == expected else {
+                throw ShareRecoveryError(
+                    .subShareCheckFailed, "dealer \(dealing.dealerIndex)'s sub-share for party \(k) does not match its commitments")
+            }
+        }
     }
 
     /// The new set's commitments A'_m = Σ_j D_{j,m}, after every dealer check and A'_0 == Y.
@@ -225,8 +251,6 @@ public enum Resharing {
             oldSet: first, dealers: shares.map(\.partyIndex), newThreshold: newThreshold, newParties: newParties,
             newKind: newKind, newGeneration: newGeneration, newSetId: setId)
         let dealings = try shares.map { (share) throws(ShareRecoveryError) in try ResharingDealer.deal(share: share, plan: plan, using: random) }
-        return try (1...newParties).map { (k) throws(ShareRecoveryError) in
-            try ResharingReceiver.receive(partyIndex: k, plan: plan, dealings: dealings)
-        }
+        return try ResharingReceiver.receive(partyIndices: Array(1...newParties), plan: plan, dealings: dealings)
     }
 }

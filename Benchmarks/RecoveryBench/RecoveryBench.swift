@@ -1,0 +1,334 @@
+import Foundation
+import ShareCrypto
+import ShareRecovery
+
+/// `recovery-bench [--quick] [--json FILE]`: what recovery costs, and how close it is to the floor
+/// of its unavoidable primitive operations, measured in the same run.
+@main
+struct RecoveryBench {
+    struct Options {
+        var quick = false
+        var jsonPath: String?
+        var profile: (Curve, Int)?
+    }
+
+    static func parse(_ arguments: [String]) -> Options? {
+        var options = Options()
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--quick": options.quick = true
+            case "--json":
+                guard let path = iterator.next() else { return nil }
+                options.jsonPath = path
+            case "--profile":
+                // `--profile CURVE COUNT`: only COUNT offline cloudKey recoveries, for callgrind.
+                guard let curve = iterator.next().flatMap(Curve.init(name:)), let count = iterator.next().flatMap(Int.init)
+                else { return nil }
+                options.profile = (curve, count)
+            case "--help", "-h": return nil
+            default: return nil
+            }
+        }
+        return options
+    }
+
+    static func main() throws {
+        guard let options = parse(Array(CommandLine.arguments.dropFirst())) else {
+            FileHandle.standardError.write(Data("usage: recovery-bench [--quick] [--json FILE] | --profile CURVE COUNT\n".utf8))
+            exit(2)
+        }
+        if let (curve, count) = options.profile {
+            try Bench.profileRecoveries(curve: curve, count: count)
+            return
+        }
+        var bench = Bench(quick: options.quick)
+        let started = Date()
+        try bench.run()
+        bench.printTable()
+        print(String(format: "total bench time: %.1f s (%@)", Date().timeIntervalSince(started), options.quick ? "quick" : "full"))
+        if let path = options.jsonPath {
+            let body = "{\"quick\":\(options.quick),\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),\"measurements\":[\n"
+                + bench.results.map(\.json).joined(separator: ",\n") + "\n]}\n"
+            try body.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+    }
+}
+
+struct Bench {
+    let quick: Bool
+    var results: [Measurement] = []
+    var costs: [Curve: PrimitiveCosts] = [:]
+    let random = DeterministicRandom(seed: Array("recovery-bench".utf8))
+
+    init(quick: Bool) { self.quick = quick }
+
+    func n(_ full: Int, _ quickCount: Int) -> Int { quick ? quickCount : full }
+
+    mutating func add(_ measurement: Measurement) {
+        results.append(measurement)
+        FileHandle.standardError.write(Data("  \(measurement.group) / \(measurement.name): \(human(Double(measurement.medianNs)))\n".utf8))
+    }
+
+    mutating func run() throws {
+        let raw = RawPrimitives()
+        try floors(raw)
+        for curve in Curve.allCases { try engineSteps(curve) }
+        try selection()
+        try scaling()
+    }
+
+    // MARK: Floors
+
+    mutating func floors(_ raw: RawPrimitives) throws {
+        let count = n(2_000, 200)
+        var secp = PrimitiveCosts(), ed = PrimitiveCosts()
+        func check(_ ok: Bool) { precondition(ok, "a primitive failed during the benchmark") }
+        let pairs: [(String, Int, () -> Bool, WritableKeyPath<PrimitiveCosts, Double>, Curve)] = [
+            ("k·G", count, raw.secp256k1GeneratorMultiply, \.generatorMultiply, .secp256k1),
+            ("k·P", count, raw.secp256k1PointMultiply, \.pointMultiply, .secp256k1),
+            ("P+Q", count, raw.secp256k1Add, \.add, .secp256k1),
+            ("parse", count, raw.secp256k1Parse, \.parse, .secp256k1),
+            ("k·G", count, raw.ed25519GeneratorMultiply, \.generatorMultiply, .ed25519),
+            ("k·P", count, raw.ed25519PointMultiply, \.pointMultiply, .ed25519),
+            ("P+Q", count, raw.ed25519Add, \.add, .ed25519),
+            ("parse", count, raw.ed25519Parse, \.parse, .ed25519),
+        ]
+        for (name, iterations, body, keyPath, curve) in pairs {
+            let m = Timer.measure("floor \(curve)", name, iterations: iterations) { check(body()) }
+            if curve == .secp256k1 { secp[keyPath: keyPath] = Double(m.medianNs) } else { ed[keyPath: keyPath] = Double(m.medianNs) }
+            add(m)
+        }
+        let shared: [(String, () -> Bool, WritableKeyPath<PrimitiveCosts, Double>?)] = [
+            ("AEAD decrypt (one record)", raw.aeadDecrypt, \.aead), ("HKDF-SHA256", raw.hkdf, \.hkdf),
+            ("X25519 seal", raw.seal, \.seal), ("X25519 open", raw.open, \.open),
+        ]
+        for (name, body, keyPath) in shared {
+            let m = Timer.measure("floor", name, iterations: count) { check(body()) }
+            if let keyPath {
+                secp[keyPath: keyPath] = Double(m.medianNs)
+                ed[keyPath: keyPath] = Double(m.medianNs)
+            }
+            add(m)
+        }
+        let argonMin = Argon2idParameters.minimum, argonDefault = Argon2idParameters.default
+        add(Timer.measure("floor", "Argon2id minimum (1, 8 KiB)", iterations: count) {
+            check(raw.argon2id(opslimit: argonMin.opslimit, memlimitKiB: argonMin.memlimitKiB))
+        })
+        add(Timer.measure("floor", "Argon2id default (3, 64 MiB)", iterations: n(20, 3), warmup: 1) {
+            check(raw.argon2id(opslimit: argonDefault.opslimit, memlimitKiB: argonDefault.memlimitKiB))
+        })
+        costs = [.secp256k1: secp, .ed25519: ed]
+    }
+
+    var argonDefaultNs: Double { Double(results.first { $0.name.hasPrefix("Argon2id default") }!.medianNs) }
+
+    // MARK: Engine steps
+
+    mutating func engineSteps(_ curve: Curve) throws {
+        let group = "engine \(curve)"
+        let cost = costs[curve]!
+        let custodian = SealingKeyPair(using: random)
+        let signing = try KeyGeneration.generate(curve: curve, walletId: "bench", using: random)
+        let cloudKey = BackupSecret.keyMaterial(random.secureBytes(count: 32))
+        let cloud = try BackupCreation.create(
+            signingShares: signing, method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey, using: random)
+        let password = BackupSecret.text("correct horse battery staple")
+        let pw = try BackupCreation.create(
+            signingShares: signing, method: .password, secret: password, custodianPublicKey: custodian.publicKey,
+            argon2: .default, using: random)
+        let iterations = n(300, 40)
+
+        let binary = try signing[0].binary()
+        var m = try Timer.measure(group, "record parse + validate", iterations: iterations) { _ = try ShareRecord(binary: binary) }
+        var count = OperationCounts.recordParse(index: 1, threshold: 2)
+        m.floorNs = cost.floor(count)
+        m.note = count.summary
+        add(m)
+
+        m = try Timer.measure(group, "cipherText decrypt cloudKey", iterations: iterations) { _ = try cloud.cipherText.decrypt(secret: cloudKey) }
+        count = OperationCounts.recordParse(index: 1, threshold: 2) + .init(aead: 1, hkdf: 1)
+        m.floorNs = cost.floor(count)
+        m.note = count.summary
+        add(m)
+
+        m = try Timer.measure(group, "cipherText decrypt password (default Argon2id)", iterations: n(10, 2), warmup: 1) {
+            _ = try pw.cipherText.decrypt(secret: password)
+        }
+        m.floorNs = argonDefaultNs + cost.floor(OperationCounts.recordParse(index: 1, threshold: 2) + .init(aead: 1))
+        m.note = "Argon2id default + AEAD + record parse"
+        add(m)
+
+        // One resharing dealer step and one receiver step (2-of-2 → 2-of-2).
+        let plan = try ResharingPlan(
+            oldSet: signing[0], dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
+            newSetId: SetID.random(using: random))
+        m = try Timer.measure(group, "resharing dealer step", iterations: iterations) { _ = try ResharingDealer.deal(share: signing[0], plan: plan, using: random) }
+        m.floorNs = cost.floor(OperationCounts.dealer(newThreshold: 2))
+        m.note = OperationCounts.dealer(newThreshold: 2).summary
+        add(m)
+        let dealings = try signing.map { try ResharingDealer.deal(share: $0, plan: plan, using: random) }
+        m = try Timer.measure(group, "resharing receiver step (party 2)", iterations: iterations) {
+            _ = try ResharingReceiver.receive(partyIndex: 2, plan: plan, dealings: dealings)
+        }
+        count = OperationCounts.receiver(index: 2, dealers: [1, 2], threshold: 2, newThreshold: 2)
+        m.floorNs = cost.floor(count)
+        m.note = count.summary
+        add(m)
+
+        m = try Timer.measure(group, "full local recovery cloudKey (2-of-2)", iterations: iterations) {
+            _ = try OfflineRecovery.recover(
+                cipherText: cloud.cipherText.base64, secret: cloudKey, custodianShares: cloud.custodianShares.map(\.json),
+                custodianKey: custodian, using: random)
+        }
+        count = OperationCounts.offlineRecovery(threshold: 2, parties: 2, argon: false)
+        m.floorNs = cost.floor(count)
+        m.target = 1.25
+        m.note = count.summary
+        add(m)
+
+        m = try Timer.measure(group, "full local recovery password (default Argon2id)", iterations: n(10, 2), warmup: 1) {
+            _ = try OfflineRecovery.recover(
+                cipherText: pw.cipherText.base64, secret: password, custodianShares: pw.custodianShares.map(\.json),
+                custodianKey: custodian, using: random)
+        }
+        m.floorNs = argonDefaultNs
+        m.target = 1.03
+        m.note = "ratio to Argon2id at the same parameters"
+        add(m)
+
+        m = try Timer.measure(group, "full backup cloudKey (2-of-2)", iterations: iterations) {
+            _ = try BackupCreation.create(
+                signingShares: signing, method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey, using: random)
+        }
+        count = OperationCounts.backup(threshold: 2, parties: 2)
+        m.floorNs = cost.floor(count)
+        m.note = count.summary
+        add(m)
+
+        // Cost per recovery as the number of parties grows.
+        for (t, parties) in [(2, 3), (3, 5)] {
+            let set = try KeyGeneration.generate(curve: curve, walletId: "bench", threshold: t, parties: parties, using: random)
+            let backup = try BackupCreation.create(
+                signingShares: Array(set.prefix(t)), method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey,
+                using: random)
+            m = try Timer.measure(group, "full local recovery cloudKey (\(t)-of-\(parties))", iterations: n(100, 15)) {
+                _ = try OfflineRecovery.recover(
+                    cipherText: backup.cipherText.base64, secret: cloudKey, custodianShares: backup.custodianShares.map(\.json),
+                    custodianKey: custodian, using: random)
+            }
+            count = OperationCounts.offlineRecovery(threshold: t, parties: parties, argon: false)
+            m.floorNs = cost.floor(count)
+            m.note = count.summary
+            add(m)
+        }
+    }
+
+    // MARK: Selection
+
+    mutating func selection() throws {
+        let curve = Curve.secp256k1
+        let cost = costs[curve]!
+        let custodian = SealingKeyPair(using: random)
+        let signing = try KeyGeneration.generate(curve: curve, walletId: "bench", using: random)
+        let key = BackupSecret.keyMaterial(random.secureBytes(count: 32))
+        let target = try BackupCreation.create(
+            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey, using: random)
+        let user = try target.cipherText.decrypt(secret: key)
+        // Decoys: the same wallet's other backups (other sets and methods), as a real /backup/fetch returns.
+        var decoys: [String] = []
+        for index in 0..<999 {
+            let method = BackupMethod.allCases[index % BackupMethod.allCases.count]
+            let other = try BackupCreation.create(
+                signingShares: signing, method: method == .cloudKey ? .iCloud : method,
+                secret: method.kdf == .argon2id13 ? .text("x") : key, custodianPublicKey: custodian.publicKey,
+                argon2: .minimum, using: random)
+            decoys.append(other.custodianShares[0].json)
+            if index >= 99, quick { break }
+        }
+        let selector = CustodianShareSelector(custodianKey: custodian)
+        let sizes = quick ? [1, 10, 100] : [1, 10, 100, 1_000]
+        for size in sizes {
+            var candidates = Array(decoys.prefix(size - 1))
+            candidates.insert(target.custodianShares[0].json, at: candidates.count / 2)
+            let parseOnly = try Timer.measure("selection", "parse-and-filter pass N=\(size)", iterations: n(50, 10)) {
+                for text in candidates { _ = try CustodianBackupShare(json: text) }
+            }
+            var m = Timer.measure("selection", "select N=\(size)", iterations: n(50, 10)) {
+                guard case .selected = selector.select(for: user, method: .cloudKey, candidates: candidates) else {
+                    preconditionFailure("selection failed in the benchmark")
+                }
+            }
+            let verify = OperationCounts.recordParse(index: 2, threshold: 2) + .init(open: 1)
+            m.floorNs = Double(parseOnly.medianNs) + cost.floor(verify)
+            if size == 1_000 { m.target = 1.5 }
+            m.note = "floor: measured parse pass + " + verify.summary
+            add(m)
+        }
+    }
+
+    // MARK: Scaling
+
+    mutating func scaling() throws {
+        let custodian = SealingKeyPair(using: random)
+        let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "bench", using: random)
+        let key = BackupSecret.keyMaterial(random.secureBytes(count: 32))
+        let backup = try BackupCreation.create(
+            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey, using: random)
+        let text = backup.cipherText.base64
+        let shares = backup.custodianShares.map(\.json)
+        let total = n(10_000, 400)
+        func batch(workers: Int) -> Double {
+            let start = Timer.now()
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                let share = total / workers + (worker < total % workers ? 1 : 0)
+                for _ in 0..<share {
+                    _ = try? OfflineRecovery.recover(cipherText: text, secret: key, custodianShares: shares, custodianKey: custodian)
+                }
+            }
+            return Double(Timer.now() - start)
+        }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let one = batch(workers: 1)
+        let all = batch(workers: cores)
+        let perOne = one / Double(total), perAll = all / Double(total)
+        var m = Measurement(group: "scaling", name: "batch of \(total) cloudKey recoveries, 1 core", iterations: total,
+                            medianNs: UInt64(perOne), p99Ns: UInt64(perOne), meanNs: perOne)
+        m.note = String(format: "%.0f recoveries/s", 1e9 / perOne)
+        add(m)
+        m = Measurement(group: "scaling", name: "batch of \(total) cloudKey recoveries, \(cores) cores", iterations: total,
+                        medianNs: UInt64(perAll), p99Ns: UInt64(perAll), meanNs: perAll)
+        m.note = String(format: "%.0f recoveries/s, scaling factor %.2f× (target ≥ 1.8× on 2 cores)", 1e9 / perAll, one / all)
+        add(m)
+    }
+
+    /// A fixed workload for instruction counting: no timing, no output.
+    static func profileRecoveries(curve: Curve, count: Int) throws {
+        let random = DeterministicRandom(seed: Array("profile".utf8))
+        let custodian = SealingKeyPair(using: random)
+        let signing = try KeyGeneration.generate(curve: curve, walletId: "bench", using: random)
+        let key = BackupSecret.keyMaterial(random.secureBytes(count: 32))
+        let backup = try BackupCreation.create(
+            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey, using: random)
+        for _ in 0..<count {
+            _ = try OfflineRecovery.recover(
+                cipherText: backup.cipherText.base64, secret: key, custodianShares: backup.custodianShares.map(\.json),
+                custodianKey: custodian, using: random)
+        }
+    }
+
+    // MARK: Output
+
+    func printTable() {
+        print("| group | step | median | p99 | ops/s | floor | ratio | target |")
+        print("|---|---|---|---|---|---|---|---|")
+        for m in results {
+            let floor = m.floorNs.map { human($0) } ?? ""
+            let ratio = m.ratio.map { String(format: "%.2f×", $0) } ?? ""
+            let target = m.target.map { String(format: "≤ %.2f×", $0) } ?? ""
+            print("| \(m.group) | \(m.name) | \(human(Double(m.medianNs))) | \(human(Double(m.p99Ns))) | \(String(format: "%.0f", m.opsPerSecond)) | \(floor) | \(ratio) | \(target) |")
+        }
+        print("")
+        for m in results where !m.note.isEmpty { print("- \(m.group) / \(m.name): \(m.note)") }
+    }
+}
