@@ -1,0 +1,134 @@
+import Foundation
+import ShareCrypto
+import ShareRecovery
+import Testing
+
+/// The `share-recovery` binary, run as a user would.
+@Suite("share-recovery CLI")
+struct CLITests {
+    static let statusLines = RecoveryStatus.sequence.map { "status: \($0)" }
+
+    /// keygen → custodian keypair → backup → decrypt → select → recover, on one curve and method.
+    func story(curve: String, method: String, secret: Data) throws -> (URL, CLIRun) {
+        let dir = try CLIRunner.temporaryDirectory()
+        try secret.write(to: dir.appendingPathComponent("secret"))
+        var run = try CLIRunner.run("share-recovery", ["keygen", "--curve", curve, "--wallet-id", "w-cli", "--out", "keys"], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        run = try CLIRunner.run("share-recovery", ["custodian", "keypair", "--out", "custodian"], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        run = try CLIRunner.run(
+            "share-recovery",
+            [
+                "backup", "--signing-share", "keys/share-1.json", "--signing-share", "keys/share-2.json", "--method", method,
+                "--secret-file", "secret", "--custodian-pub", "custodian/custodian.pub", "--out", "backup",
+                "--kdf-ops", "1", "--kdf-mem-kib", "8",
+            ], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        run = try CLIRunner.run(
+            "share-recovery",
+            [
+                "recover", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--custodian-shares",
+                "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--out", "recovered",
+            ], in: dir)
+        return (dir, run)
+    }
+
+    @Test(arguments: ["secp256k1", "ed25519"], ["password", "cloudKey"])
+    func backupAndRecoverThroughTheBinary(curve: String, method: String) throws {
+        let secret = method == "password" ? Data("hunter2\n".utf8) : Data((0..<32).map { UInt8($0) })
+        let (dir, run) = try story(curve: curve, method: method, secret: secret)
+        #expect(run.status == 0, "\(run.stderr)")
+        // Progress on stderr, exactly the §8 sequence (not a terminal, so plain lines).
+        #expect(run.stderr.split(separator: "\n").map(String.init) == Self.statusLines)
+        let old = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent("keys/share-1.json"), encoding: .utf8))
+        for index in 1...2 {
+            let new = try ShareRecord(
+                json: String(contentsOf: dir.appendingPathComponent("recovered/share-\(index).json"), encoding: .utf8))
+            #expect(new.publicKey == old.publicKey)
+            #expect(new.generation == old.generation + 1)
+            #expect(new.setId != old.setId)
+            #expect(new.kind == .signing && new.secret != nil)
+            let attributes = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("recovered/share-\(index).json").path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        }
+    }
+
+    @Test func decryptRevealsTheSecretOnlyWhenAsked() throws {
+        let (dir, _) = try story(curve: "secp256k1", method: "password", secret: Data("pw".utf8))
+        let hidden = try CLIRunner.run("share-recovery", ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret"], in: dir)
+        #expect(hidden.status == 0)
+        let record = try ShareRecord(json: hidden.stdout.trimmingCharacters(in: .newlines))
+        #expect(record.secret == nil && record.kind == .backup)
+        let shown = try CLIRunner.run(
+            "share-recovery", ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--reveal-secret"], in: dir)
+        #expect(try ShareRecord(json: shown.stdout.trimmingCharacters(in: .newlines)).secret != nil)
+    }
+
+    @Test func selectListsEveryCandidate() throws {
+        let (dir, _) = try story(curve: "ed25519", method: "password", secret: Data("pw".utf8))
+        let run = try CLIRunner.run(
+            "share-recovery",
+            [
+                "select", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--custodian-shares",
+                "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key",
+            ], in: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("selected"))
+        let chosen = try StrictJSON.parse(run.stdout.trimmingCharacters(in: .newlines))
+        guard case .array(let shares) = chosen else { Issue.record("not an array"); return }
+        #expect(shares.count == 1)
+    }
+
+    @Test func failuresExitOneWithTheCodeAndUsageErrorsExitTwo() throws {
+        let (dir, _) = try story(curve: "secp256k1", method: "password", secret: Data("right".utf8))
+        try Data("wrong".utf8).write(to: dir.appendingPathComponent("wrong"))
+        let wrong = try CLIRunner.run(
+            "share-recovery",
+            [
+                "recover", "--cipher-text", "backup/cipherText", "--secret-file", "wrong", "--custodian-shares",
+                "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--out", "x",
+            ], in: dir)
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("error: authenticationFailed: "))
+        // A failed recovery reports nothing after the failing step and writes nothing.
+        #expect(!wrong.stderr.contains("status: recoveringSigningShare"))
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x").path))
+
+        try Data("not base64!".utf8).write(to: dir.appendingPathComponent("bad"))
+        let malformed = try CLIRunner.run("share-recovery", ["decrypt", "--cipher-text", "bad", "--secret-file", "wrong"], in: dir)
+        #expect(malformed.status == 1)
+        #expect(malformed.stderr.contains("error: malformedCipherText: "))
+
+        let usage = try CLIRunner.run("share-recovery", ["recover", "--no-such-flag"], in: dir)
+        #expect(usage.status == 2)
+        let unknownMethod = try CLIRunner.run("share-recovery", ["encrypt", "--share", "s", "--method", "carrier-pigeon", "--secret-file", "s", "--out", "o"], in: dir)
+        #expect(unknownMethod.status == 2)
+    }
+
+    @Test func noSecretReachesOutputWithoutRevealSecret() throws {
+        let password = "correct horse battery staple"
+        let (dir, recover) = try story(curve: "secp256k1", method: "password", secret: Data(password.utf8))
+        var outputs = [recover.stdout, recover.stderr]
+        for arguments in [
+            ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret"],
+            [
+                "select", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--custodian-shares",
+                "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key",
+            ],
+        ] {
+            let run = try CLIRunner.run("share-recovery", arguments, in: dir)
+            outputs += [run.stdout, run.stderr]
+        }
+        var secrets = [password]
+        for path in ["keys/share-1.json", "keys/share-2.json", "recovered/share-1.json", "recovered/share-2.json"] {
+            let record = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent(path), encoding: .utf8))
+            let bytes = record.secret!.rawRepresentation.revealedBytes()
+            secrets += [Hex.encode(bytes), Data(bytes).base64EncodedString()]
+        }
+        let custodianKey = try String(contentsOf: dir.appendingPathComponent("custodian/custodian.key"), encoding: .utf8)
+        secrets.append(custodianKey.trimmingCharacters(in: .newlines))
+        for output in outputs {
+            for secret in secrets { #expect(!output.contains(secret)) }
+        }
+    }
+}
