@@ -16,7 +16,7 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
             case authenticationFailed, tamperedShare, unsealFailed, dealerCheckFailed, subShareCheckFailed
             case noMatchingShare, inconsistentShares
             // Finer codes of this implementation.
-            case notFound, cancelled, storageFailure, sourceFailure, malformedInput
+            case notFound, cancelled, storageFailure, sourceFailure, malformedInput, invalidPasscode, passcodeMismatch, passcodeAlreadySet, passcodeNotSet, notAuthenticated, wrongPasscode, attemptTooSoon, lockedOut, storeCorrupted, requestRejected, unauthorized, forbidden, wrongCode, flowEnded, rateLimited, conflict, payloadTooLarge, internalError
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -73,6 +73,44 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
         public static let sourceFailure = Code(.sourceFailure)
         /// Input text that is not what it should be (not UTF-8, not JSON, too large).
         public static let malformedInput = Code(.malformedInput)
+        /// A remote service refused the request (an HTTP 4xx other than 404); the reason names the
+        /// HTTP status and the service's own error code. Not retried: the same request fails again.
+        public static let requestRejected = Code(.requestRejected)
+        /// A passcode that breaks the passcode rules (``PasscodeKind``): 4 or 6 digits, or 6+ characters.
+        public static let invalidPasscode = Code(.invalidPasscode)
+        /// A new passcode and its confirmation differ.
+        public static let passcodeMismatch = Code(.passcodeMismatch)
+        /// A passcode is already set; change it instead.
+        public static let passcodeAlreadySet = Code(.passcodeAlreadySet)
+        /// The store has no passcode yet.
+        public static let passcodeNotSet = Code(.passcodeNotSet)
+        /// Share access before a successful ``FileSigningShareStore/authenticate(_:)``.
+        public static let notAuthenticated = Code(.notAuthenticated)
+        /// A passcode that does not unlock the store; the reason says how many attempts remain.
+        public static let wrongPasscode = Code(.wrongPasscode)
+        /// A passcode attempt before the delay after earlier failures has passed; nothing was checked or counted.
+        public static let attemptTooSoon = Code(.attemptTooSoon)
+        /// Too many wrong passcodes: the store only allows ``FileSigningShareStore/remove()``.
+        public static let lockedOut = Code(.lockedOut)
+        /// A store file that does not parse or does not authenticate under the store's key.
+        public static let storeCorrupted = Code(.storeCorrupted)
+        /// An HTTP request without valid credentials: no, malformed, expired, forged or already spent
+        /// bearer token, or a wrong webhook secret (HTTP 401).
+        public static let unauthorized = Code(.unauthorized)
+        /// Valid credentials that do not cover the request: a token for another user or purpose (HTTP 403).
+        public static let forbidden = Code(.forbidden)
+        /// A one-time code that does not match its recovery flow; the flow ends after five (HTTP 401).
+        public static let wrongCode = Code(.wrongCode)
+        /// A recovery flow that expired, was used, or ended after too many wrong codes (HTTP 410).
+        public static let flowEnded = Code(.flowEnded)
+        /// Too many attempts for an identifier or client address; retry later (HTTP 429).
+        public static let rateLimited = Code(.rateLimited)
+        /// A request that does not fit the resource's current state, e.g. a session finished twice (HTTP 409).
+        public static let conflict = Code(.conflict)
+        /// A request body over the server's size limit (HTTP 413).
+        public static let payloadTooLarge = Code(.payloadTooLarge)
+        /// A server-side failure; the message is generic and the details are only logged (HTTP 500).
+        public static let internalError = Code(.internalError)
 
         /// Every code, for documentation and exhaustive tests.
         public static var allCodes: [Code] { Backing.allCases.map(Code.init) }
