@@ -1,0 +1,113 @@
+import ArgumentParser
+import ShareCrypto
+import ShareRecovery
+
+/// `store …`: the device's passcode-protected signing share store.
+struct StoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store", abstract: "The passcode-protected signing share store.",
+        subcommands: [Init.self, Status.self, Show.self, ChangePasscode.self, Remove.self])
+
+    struct Location: ParsableArguments {
+        @Option(help: "The store directory.") var store: String
+        @Option(help: "Argon2id opslimit for a new store's passcode key.") var kdfOps: UInt32 = Argon2idParameters.default.opslimit
+        @Option(help: "Argon2id memlimit (KiB) for a new store's passcode key.") var kdfMemKib: UInt32 = Argon2idParameters.default.memlimitKiB
+
+        func open() throws -> FileSigningShareStore {
+            let argon2: Argon2idParameters
+            do {
+                argon2 = try Argon2idParameters(opslimit: kdfOps, memlimitKiB: kdfMemKib)
+            } catch let error as ShareCryptoError {
+                throw ShareRecoveryError(.invalidKdfParameters, error.reason)
+            }
+            return try FileSigningShareStore(directory: store, argon2: argon2)
+        }
+    }
+
+    /// A passcode file's bytes, one trailing newline ignored.
+    static func passcode(_ path: String) throws -> SecureBytes {
+        let raw = SecureBytes(copying: try Files.read(path))
+        return try raw.withUnsafeBytes { bytes in
+            bytes.last == UInt8(ascii: "\n") ? try raw.slice(0..<(bytes.count - 1)) : raw
+        }
+    }
+
+    struct Init: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create the store: set the passcode (entered twice) and store a signing share.")
+        @OptionGroup var location: Location
+        @Option(help: "The passcode file.") var passcodeFile: String
+        @Option(help: "The passcode again (must match).") var confirmFile: String
+        @Option(help: "The signing share JSON file (with secret) to store.") var share: String
+
+        func run() async throws {
+            let store = try location.open()
+            let record = try Files.readShare(share)
+            try await store.createPasscode(try passcode(passcodeFile), confirmation: try passcode(confirmFile))
+            try await store.stage(record)
+            try await store.promoteStaged()
+            Terminal.output(record.json())
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Passcode state and attempt counters (no passcode needed).")
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let store = try location.open()
+            let kind = await store.passcodeKind.map { JSONValue.string($0.description) } ?? .null
+            Terminal.output(
+                JSONWriter.write(
+                    .object([
+                        ("passcodeSet", .bool(await store.isPasscodeSet)), ("passcodeKind", kind),
+                        ("failedAttempts", .number(String(await store.failedAttempts))),
+                        ("remainingAttempts", .number(String(await store.remainingAttempts))),
+                        ("lockedOut", .bool(await store.isLockedOut)),
+                    ])))
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The current (and any staged) share's public description.")
+        @OptionGroup var location: Location
+        @Option(help: "The passcode file.") var passcodeFile: String
+
+        func run() async throws {
+            let store = try location.open()
+            try await store.authenticate(try passcode(passcodeFile))
+            let current = try await store.currentShare()
+            let staged = try await store.stagedShare()
+            Terminal.output(
+                JSONWriter.write(
+                    .object([
+                        ("current", current.map { $0.jsonValue(includingSecret: false) } ?? .null),
+                        ("staged", staged.map { $0.jsonValue(includingSecret: false) } ?? .null),
+                    ])))
+        }
+    }
+
+    struct ChangePasscode: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change the passcode (old, then new twice); its kind may change.")
+        @OptionGroup var location: Location
+        @Option(help: "The current passcode file.") var oldFile: String
+        @Option(help: "The new passcode file.") var newFile: String
+        @Option(help: "The new passcode again.") var confirmFile: String
+
+        func run() async throws {
+            let store = try location.open()
+            try await store.changePasscode(old: try passcode(oldFile), new: try passcode(newFile), confirmation: try passcode(confirmFile))
+            Terminal.output(#"{"changed":true}"#)
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Wipe the store: its shares and passcode.")
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            try await location.open().remove()
+            Terminal.output(#"{"removed":true}"#)
+        }
+    }
+}
