@@ -37,7 +37,7 @@ struct PrimitiveCosts {
 /// Operation counts for t-of-n sets with the user at index 1 and the custodian at 2…n, for the
 /// cheapest correct algorithm we know: Feldman evaluations by Horner's rule with small public
 /// multipliers (double-and-add), each dealer checked once per process (one k·P for λ_j·X_j), and
-/// one batched sub-share check per new party (Σ_j g_j(k)·G against X'_k).
+/// every sub-share checked on its own (FORMATS.md §3 step 3), which implies step 5.
 enum OperationCounts {
     /// Point additions (doublings included) for n·P with a small public n, or one k·P beyond 5 bits.
     static func smallMultiple(_ n: Int) -> PrimitiveCosts.Count {
@@ -65,11 +65,15 @@ enum OperationCounts {
     }
 
     /// Resharing with every role in one process: dealer checks (X_j, λ_j·X_j) once per dealer, new
-    /// commitments summed once, then per new party one x'_k·G and one X'_k.
+    /// commitments summed once, then per new party and dealer g_j(k)·G against Σ_m k^m·D_{j,m}.
     static func resharing(dealers: [Int], threshold: Int, newThreshold: Int, receivers: [Int]) -> PrimitiveCosts.Count {
         var count = PrimitiveCosts.Count(add: (dealers.count - 1) * newThreshold)
         for dealer in dealers { count = count + feldman(index: dealer, threshold: threshold) + PrimitiveCosts.Count(pointMultiply: 1) }
-        for k in receivers { count = count + PrimitiveCosts.Count(generatorMultiply: 1) + feldman(index: k, threshold: newThreshold) }
+        for k in receivers {
+            for _ in dealers {
+                count = count + PrimitiveCosts.Count(generatorMultiply: 1) + feldman(index: k, threshold: newThreshold)
+            }
+        }
         return count
     }
 

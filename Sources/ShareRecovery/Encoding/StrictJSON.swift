@@ -244,41 +244,77 @@ public enum StrictJSON {
     }
 }
 
-/// Writes compact JSON with keys in the order given, so our outputs are byte-for-byte stable.
+/// Writes JSON with keys in the order given, so our outputs are byte-for-byte stable: compact by
+/// default, or indented for files people read (the published test vectors).
 public enum JSONWriter {
-    /// Serialises a value.
+    /// Serialises a value compactly: no whitespace, non-ASCII text as UTF-8.
     public static func write(_ value: JSONValue) -> String {
         var out = ""
-        append(value, to: &out)
+        append(value, style: Style(indent: nil, asciiOnly: false), level: 0, to: &out)
         return out
     }
 
-    private static func append(_ value: JSONValue, to out: inout String) {
+    /// Serialises a value over several lines: one member or element per line, `": "` after keys,
+    /// empty objects and arrays as `{}` and `[]`, no trailing newline.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - indent: Spaces per nesting level.
+    ///   - asciiOnly: Escape every non-ASCII character as `\uXXXX` (a surrogate pair above U+FFFF), so
+    ///     the text survives editors and tools that re-encode or normalise Unicode.
+    public static func writeIndented(_ value: JSONValue, indent: Int = 2, asciiOnly: Bool = false) -> String {
+        var out = ""
+        append(value, style: Style(indent: max(indent, 0), asciiOnly: asciiOnly), level: 0, to: &out)
+        return out
+    }
+
+    private struct Style {
+        /// Spaces per level, or `nil` for compact output.
+        let indent: Int?
+        let asciiOnly: Bool
+    }
+
+    private static func newline(_ style: Style, level: Int, to out: inout String) {
+        guard let indent = style.indent else { return }
+        out += "\n" + String(repeating: " ", count: indent * level)
+    }
+
+    private static func append(_ value: JSONValue, style: Style, level: Int, to out: inout String) {
         switch value {
         case .object(let members):
             out += "{"
             for (offset, member) in members.enumerated() {
                 if offset > 0 { out += "," }
-                appendString(member.key, to: &out)
-                out += ":"
-                append(member.value, to: &out)
+                newline(style, level: level + 1, to: &out)
+                appendString(member.key, asciiOnly: style.asciiOnly, to: &out)
+                out += style.indent == nil ? ":" : ": "
+                append(member.value, style: style, level: level + 1, to: &out)
             }
+            if !members.isEmpty { newline(style, level: level, to: &out) }
             out += "}"
         case .array(let elements):
             out += "["
             for (offset, element) in elements.enumerated() {
                 if offset > 0 { out += "," }
-                append(element, to: &out)
+                newline(style, level: level + 1, to: &out)
+                append(element, style: style, level: level + 1, to: &out)
             }
+            if !elements.isEmpty { newline(style, level: level, to: &out) }
             out += "]"
-        case .string(let text): appendString(text, to: &out)
+        case .string(let text): appendString(text, asciiOnly: style.asciiOnly, to: &out)
         case .number(let text): out += text
         case .bool(let flag): out += flag ? "true" : "false"
         case .null: out += "null"
         }
     }
 
-    private static func appendString(_ text: String, to out: inout String) {
+    private static let hexDigits = Array("0123456789abcdef")
+
+    private static func appendUnicodeEscape(_ unit: UInt16, to out: inout String) {
+        out += "\\u"
+        for shift in [12, 8, 4, 0] { out.append(hexDigits[Int(unit >> UInt16(shift) & 0xF)]) }
+    }
+
+    private static func appendString(_ text: String, asciiOnly: Bool, to out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -287,9 +323,9 @@ public enum JSONWriter {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = Array("0123456789abcdef")
-                out += "\\u00" + String(hex[Int(scalar.value >> 4)]) + String(hex[Int(scalar.value & 0xF)])
+            case _ where scalar.value < 0x20: appendUnicodeEscape(UInt16(scalar.value), to: &out)
+            case _ where asciiOnly && scalar.value > 0x7E:
+                for unit in String(scalar).utf16 { appendUnicodeEscape(unit, to: &out) }
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -139,23 +139,12 @@ public enum ResharingReceiver {
         let ordered = try checkedDealings(plan: plan, dealings: dealings)
         let newCommitments = try combinedCommitments(plan: plan, dealings: ordered)
         return try partyIndices.map { (k) throws(ShareRecoveryError) -> ShareRecord in
+            // Step 3, dealer by dealer (FORMATS.md §3): errors that cancel in a sum must still abort.
+            try checkSubShares(partyIndex: k, dealings: ordered)
             var newSecret = Scalar(0, curve: plan.curve)
-            for dealing in ordered {
-                guard let subShare = dealing.subShares[k], subShare.curve == plan.curve else {
-                    throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex) sent no sub-share to party \(k)")
-                }
-                newSecret = newSecret + subShare
-            }
-            // Step 3 for all dealers at once: Σ_j g_j(k)·G == Σ_m k^m·A'_m holds when every dealer's
-            // check holds. Only when it fails are the dealers checked one by one, to name the culprit.
-            let expected = try mappingCryptoErrors { try Shamir.publicShare(index: k, commitments: newCommitments) }
-            let actual = newSecret.isZero ? nil : try? Point(generatorTimes: newSecret)
-            guard actual == expected else {
-                try blameSubShares(partyIndex: k, dealings: ordered)
-                if newSecret.isZero { throw ShareRecoveryError(.invalidScalar, "the new share is zero") }
-                throw ShareRecoveryError(.invalidShare, "x'_\(k)·G ≠ X'_\(k)")
-            }
-            // Step 5 (x'_k·G == X'_k) is exactly the check above.
+            for dealing in ordered { newSecret = newSecret + dealing.subShares[k]! }
+            guard !newSecret.isZero else { throw ShareRecoveryError(.invalidScalar, "the new share is zero") }
+            // Step 5 follows from step 3 and A'_m = Σ_j D_{j,m}: x'_k·G = Σ_j g_j(k)·G = Σ_j Σ_m k^m·D_{j,m} = X'_k.
             return try ShareRecord(
                 verified: (), walletId: plan.oldSet.walletId, curve: plan.curve, kind: plan.newKind,
                 threshold: plan.newThreshold, parties: plan.newParties, partyIndex: k, generation: plan.newGeneration,
@@ -163,10 +152,12 @@ public enum ResharingReceiver {
         }
     }
 
-    /// Checks g_j(k)·G == Σ_m k^m·D_{j,m} dealer by dealer, throwing for the first that fails.
-    private static func blameSubShares(partyIndex k: Int, dealings: [Dealing]) throws(ShareRecoveryError) {
+    /// Checks g_j(k)·G == Σ_m k^m·D_{j,m} for every dealer, naming the first that fails.
+    private static func checkSubShares(partyIndex k: Int, dealings: [Dealing]) throws(ShareRecoveryError) {
         for dealing in dealings {
-            guard let subShare = dealing.subShares[k] else { continue }
+            guard let subShare = dealing.subShares[k], subShare.curve == dealing.commitments[0].curve else {
+                throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex) sent no sub-share to party \(k)")
+            }
             let expected = try? Shamir.publicShare(index: k, commitments: dealing.commitments)
             let actual = subShare.isZero ? nil : try? Point(generatorTimes: subShare)
             guard actual != nil, actual == expected else {
