@@ -131,4 +131,22 @@ struct CLITests {
             for secret in secrets { #expect(!output.contains(secret)) }
         }
     }
+
+    @Test func vectorsVerifyPassesOnThePublishedVectors() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let run = try CLIRunner.run("share-recovery", ["vectors", "verify", root.appendingPathComponent("Vectors").path])
+        #expect(run.status == 0, "\(run.stderr)")
+        print("share-recovery vectors verify Vectors/: \(run.stderr.split(separator: "\n").last ?? "")")
+        #expect(run.stderr.contains("all ") && run.stderr.contains(" cases passed"))
+
+        // A corrupted copy fails with exit status 1.
+        let copy = try CLIRunner.temporaryDirectory()
+        for name in ["ciphertext.json", "selection.json"] {
+            var text = try String(contentsOf: root.appendingPathComponent("Vectors/\(name)"), encoding: .utf8)
+            if name == "ciphertext.json" { text = text.replacingOccurrences(of: "\"authenticationFailed\"", with: "\"kdfMismatch\"") }
+            try text.write(to: copy.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let broken = try CLIRunner.run("share-recovery", ["vectors", "verify", copy.path])
+        #expect(broken.status == 1)
+    }
 }
