@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import ShareCrypto
+import ShareRecovery
+import Synchronization
+
+/// `demo`: the whole story on embedded defaults.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Create a wallet, back it up, lose the device, recover, and show the statuses (both curves).")
+
+    @Option(help: "Working directory for the demo's stores (a fresh temporary one by default).")
+    var directory: String?
+
+    func run() async throws {
+        let root = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("share-recovery-demo-\(UUID().uuidString)").path
+        try Files.makeDirectory(root)
+        say("share-recovery demo (working directory \(root))")
+        for curve in Curve.allCases {
+            try await story(curve: curve, root: "\(root)/\(curve)")
+        }
+        say("\ndemo finished: both wallets recovered with their public keys unchanged")
+    }
+
+    private func say(_ line: String) { Terminal.output(line) }
+
+    private func story(curve: Curve, root: String) async throws {
+        say("\n== \(curve) wallet ==")
+        try Files.makeDirectory(root)
+        // Demo-grade Argon2id so the demo runs in seconds; production defaults are 3 passes, 64 MiB.
+        let argon2 = try Argon2idParameters(opslimit: 2, memlimitKiB: 19_456)
+        let integrator = InMemoryIntegrator()
+        let custodian = LocalCustodian(key: SealingKeyPair(), shareSource: integrator)
+        let userId = "demo-user-\(curve)"
+
+        // 1. Create the wallet: party 1 on the device, party 2 at the custodian.
+        let signing = try KeyGeneration.generate(curve: curve, walletId: "demo-wallet-\(curve)")
+        await custodian.register(signingShares: [signing[1]], clientId: userId)
+        let device = try FileSigningShareStore(directory: "\(root)/device", argon2: argon2)
+        let passcode = SecureBytes(copying: Array("482916".utf8))
+        try await device.createPasscode(passcode, confirmation: passcode)
+        try await device.stage(signing[0])
+        try await device.promoteStaged()
+        say("wallet created: public key \(signing[0].publicKey.hex)")
+        say("device share: \(signing[0].publicDescription.json())")
+
+        // 2. Back it up with a password and with a cloud key.
+        let engine = RecoveryEngine(
+            configuration: .init(
+                userId: userId, custodian: custodian, shareStore: device, cipherTextSource: integrator,
+                cipherTextStore: integrator, custodianBackupSink: integrator, argon2: argon2))
+        let password = BackupSecret.text("correct horse battery staple")
+        let cloudKey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
+        let passwordBackup = try await engine.backup(method: .password, secret: password)
+        try await engine.backup(method: .cloudKey, secret: cloudKey, keyId: "kms/demo")
+        say("backed up: \(try await engine.activatedRecoveryMethods().map(\.name).joined(separator: ", ")) "
+            + "(cipherText \(passwordBackup.base64.prefix(24))…)")
+
+        // 3. Lose the device.
+        try await device.remove()
+        say("device lost: its store is gone")
+
+        // 4. Recover on a new device, fetching the cipherText by backup method.
+        let newDevice = try FileSigningShareStore(directory: "\(root)/new-device", argon2: argon2)
+        try await newDevice.createPasscode(passcode, confirmation: passcode)
+        var configuration = engine.configuration
+        configuration.shareStore = newDevice
+        let recoveringEngine = RecoveryEngine(configuration: configuration)
+        let started = Date()
+        let statuses = Mutex<[RecoveryStatus]>([])
+        let recovered = try await recoveringEngine.recover(method: .password, secret: password) { status in
+            statuses.withLock { $0.append(status) }
+            Terminal.output(String(format: "  status: %@ (%.0f ms)", status.rawValue, Date().timeIntervalSince(started) * 1000))
+        }
+        guard statuses.withLock({ $0 }) == RecoveryStatus.sequence else {
+            throw ShareRecoveryError(.invalidParameters, "the statuses differ from the §8 sequence")
+        }
+
+        // 5. Show what changed and what did not.
+        let same = recovered.publicKey == signing[0].publicKey
+        say("recovered: generation \(recovered.generation), new set \(recovered.setId), public key unchanged: \(same)")
+        let custodianNow = await custodian.currentSigningShares(clientId: userId)
+        let oldStillWorks = try oldShareStillCombines(old: signing[0], custodian: custodianNow[0])
+        say("old device share combines with the custodian's current share: \(oldStillWorks) (useless, as it should be)")
+        guard same, !oldStillWorks else {
+            throw ShareRecoveryError(.publicKeyMismatch, "the demo's recovery did not behave as expected")
+        }
+    }
+
+    /// Whether the lost device's share and the custodian's current share still give the wallet key.
+    private func oldShareStillCombines(old: ShareRecord, custodian: ShareRecord) throws -> Bool {
+        let lambda1 = try Shamir.lagrangeCoefficientAtZero(index: 1, indices: [1, 2], curve: old.curve)
+        let lambda2 = try Shamir.lagrangeCoefficientAtZero(index: 2, indices: [1, 2], curve: old.curve)
+        let combined = lambda1 * old.secret! + lambda2 * custodian.secret!
+        guard !combined.isZero else { return false }
+        return try Point(generatorTimes: combined) == old.publicKey
+    }
+}
