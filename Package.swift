@@ -43,7 +43,7 @@ let package = Package(
         // Formats (FORMATS.md §2–§9), resharing, selection, orchestration. No NIO.
         .target(name: "ShareRecovery", dependencies: ["ShareCrypto"]),
         // SLIP-39 paper recovery kits.
-        .target(name: "RecoveryKit", dependencies: ["ShareCrypto"]),
+        .target(name: "RecoveryKit", dependencies: ["ShareCrypto", "ShareRecovery"]),
         // Network sources and the HTTP custodian client (AsyncHTTPClient): NIO stays out of ShareRecovery.
         .target(
             name: "ShareRecoveryHTTP",
@@ -90,7 +90,8 @@ let package = Package(
             dependencies: ["ShareRecovery", "ShareCrypto", "share-store-harness"],
             resources: [.copy("Vectors")]
         ),
-        .testTarget(name: "RecoveryKitTests", dependencies: ["RecoveryKit", "ShareCrypto"], resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "RecoveryKitTests", dependencies: ["RecoveryKit", "ShareCrypto", "ShareRecovery"], resources: [.copy("Vectors")]),
         .testTarget(name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto", "share-recovery", "recovery-bench"]),
         .testTarget(
             name: "ShareRecoveryHTTPTests",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RecoveryKit
 import ShareRecovery
 
 #if canImport(Glibc)
@@ -29,6 +30,9 @@ struct ShareRecoveryCLI {
                 try syncCommand.run()
             }
         } catch let error as ShareRecoveryError {
+            Terminal.error("error: \(error.code): \(error.reason)")
+            exit(1)
+        } catch let error as RecoveryKitError {
             Terminal.error("error: \(error.code): \(error.reason)")
             exit(1)
         } catch let error as CLIError {

@@ -29,9 +29,31 @@ public enum OfflineRecovery {
         progress(.parsingShare)
         let userShare = try envelope.decrypt(key: key)
         try checkCancellation()
+        return try recover(
+            userShare: userShare, method: envelope.method, custodianShares: custodianShares, custodianKey: custodianKey,
+            store: store, progress: progress, using: random)
+    }
+
+    /// The second half of a recovery, from an already decrypted user backup share (a recovery kit
+    /// gives one back). Reports `recoveringSigningShare` through `done`.
+    /// - Parameters:
+    ///   - userShare: The user backup share, with its secret.
+    ///   - method: The backup method of its set.
+    ///   - custodianShares: The custodian's §6 JSON strings for this client.
+    ///   - custodianKey: The custodian's X25519 key pair.
+    ///   - store: Persists the new signing set; called between `storingShare` and `done`.
+    ///   - progress: Told every status as it begins.
+    ///   - random: The random source.
+    /// - Returns: The new signing set, party 1 first.
+    /// - Throws: ``ShareRecoveryError`` from any step.
+    public static func recover(
+        userShare: ShareRecord, method: BackupMethod, custodianShares: [String], custodianKey: SealingKeyPair,
+        store: ([ShareRecord]) throws -> Void = { _ in }, progress: (RecoveryStatus) -> Void = { _ in },
+        using random: some RandomSource = SystemRandom()
+    ) throws(ShareRecoveryError) -> [ShareRecord] {
         progress(.recoveringSigningShare)
         let selector = CustodianShareSelector(custodianKey: custodianKey)
-        let custodian = try selector.select(for: userShare, method: envelope.method, candidates: custodianShares).get()
+        let custodian = try selector.select(for: userShare, method: method, candidates: custodianShares).get()
         try checkCancellation()
         progress(.generatingShare)
         guard userShare.generation < UInt32.max else {

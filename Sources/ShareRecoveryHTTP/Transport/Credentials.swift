@@ -1,0 +1,104 @@
+import ShareCrypto
+import ShareRecovery
+
+/// Why a bearer token is asked for: the server issues tokens for one purpose each (the API's
+/// `/recovery/flows` with `purpose`), and write tokens are single-use.
+public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// Reading a cipherText, and custodian sessions of purpose recovery.
+    case recover
+    /// Storing a cipherText, and custodian sessions of purpose backup.
+    case addOrUpdateRecovery
+    /// Deleting a cipherText.
+    case deleteRecovery
+    /// Listing a user's recovery methods: the server accepts a token of any purpose for the user,
+    /// so a provider may return whichever unexpired token it holds.
+    case listRecoveryMethods
+
+    /// The purpose's name.
+    public var description: String { rawValue }
+}
+
+/// Returns a bearer token (without the `Bearer ` prefix) for a purpose. Called once per operation,
+/// not per retry; its errors end the operation (a ``ShareRecovery/ShareRecoveryError`` as thrown,
+/// anything else as `sourceFailure`).
+public typealias TokenProvider = @Sendable (TokenPurpose) async throws -> String
+
+/// Builds credential headers and checks their values. Values only ever enter ``HTTPCall/Header``
+/// marked secret, so no description or log shows them.
+enum Credentials {
+    /// `Authorization: Bearer …` from a provider.
+    static func bearer(_ provider: TokenProvider, _ purpose: TokenPurpose, operation: String) async throws(ShareRecoveryError)
+        -> HTTPCall.Header
+    {
+        let token: String
+        do {
+            token = try await provider(purpose)
+        } catch let error as ShareRecoveryError {
+            throw error
+        } catch is CancellationError {
+            throw ShareRecoveryError(.cancelled, "\(operation) was cancelled")
+        } catch {
+            // The type only: a provider's message could quote the token.
+            throw ShareRecoveryError(.sourceFailure, "\(operation): the token provider failed (\(type(of: error)))")
+        }
+        guard isHeaderSafe(token.utf8) else {
+            throw ShareRecoveryError(.invalidParameters, "\(operation): the bearer token is empty or not visible ASCII")
+        }
+        return HTTPCall.Header(name: "Authorization", value: "Bearer " + token, isSecret: true)
+    }
+
+    /// `X-Webhook-Secret: …`.
+    static func webhookSecret(_ secret: SecureBytes, operation: String) throws(ShareRecoveryError) -> HTTPCall.Header {
+        let bytes = secret.revealedBytes()
+        guard isHeaderSafe(bytes) else {
+            throw ShareRecoveryError(.invalidParameters, "\(operation): the webhook secret is empty or not visible ASCII")
+        }
+        return HTTPCall.Header(name: "X-Webhook-Secret", value: String(decoding: bytes, as: UTF8.self), isSecret: true)
+    }
+
+    /// Visible ASCII only, so a value can neither break the header framing nor be re-encoded on the way.
+    static func isHeaderSafe(_ bytes: some Collection<UInt8>) -> Bool {
+        !bytes.isEmpty && bytes.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+}
+
+/// URL pieces: base URLs as configured, path segments percent-encoded.
+enum URLText {
+    /// The base URL without trailing slashes.
+    static func base(_ text: String) -> String {
+        var text = text
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
+    /// A base URL for descriptions: any `user:password@` part is redacted.
+    static func redacted(_ base: String) -> String {
+        guard let schemeEnd = base.firstRange(of: "://") else { return base }
+        let rest = base[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { "/?#".contains($0) }) ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return base }
+        return String(base[..<schemeEnd.upperBound]) + "<redacted>" + String(rest[at...])
+    }
+
+    /// One path segment, percent-encoded (RFC 3986: everything but unreserved characters).
+    /// - Throws: `invalidParameters` for an empty segment or one of `.`/`..`, which servers resolve as paths.
+    static func segment(_ text: String, field: String) throws(ShareRecoveryError) -> String {
+        guard !text.isEmpty, text != ".", text != ".." else {
+            throw ShareRecoveryError(.invalidParameters, "\(field) must not be empty, \".\" or \"..\"")
+        }
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(Self.hexDigits[Int(byte >> 4)]) + String(Self.hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return out
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF")
+}

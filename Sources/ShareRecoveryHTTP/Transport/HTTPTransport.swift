@@ -1,0 +1,304 @@
+public import AsyncHTTPClient
+public import Logging
+import NIOCore
+import NIOHTTP1
+import ShareRecovery
+
+/// The one place where this module talks HTTP: a deadline per call, bounded retries with
+/// exponential backoff and jitter, a response size limit, and the mapping of every outcome to a
+/// ``ShareRecovery/ShareRecoveryError``. Every client in the module (``HTTPCipherTextSource``,
+/// ``HTTPCipherTextStore``, ``HTTPCustodianShareSource``, ``HTTPCustodianBackupSink``,
+/// ``HTTPCustodian``) sends through one of these.
+///
+/// Outcomes:
+/// - 2xx: the body (at most ``Configuration/maximumResponseSize`` bytes, else `malformedInput`).
+/// - 404: `notFound` (or the resharing code the server named, e.g. `noMatchingShare`).
+/// - other 4xx: never retried; the server's code when both sides share it (format and resharing
+///   checks, and the API's `unauthorized`, `forbidden`, `rateLimited`, `conflict`, …; a 401/403 only
+///   ever yields a credential code), else ``ShareRecovery/ShareRecoveryError/Code/requestRejected``
+///   with the server's code in the reason.
+/// - 5xx and connection failures: retried up to ``Configuration/maximumAttempts`` in all, then `sourceFailure`.
+/// - the deadline: `sourceFailure` whose reason says the call timed out.
+/// - task cancellation: `cancelled`.
+public struct HTTPTransport: Sendable, CustomStringConvertible {
+    /// Timeouts, retries and limits.
+    public struct Configuration: Sendable {
+        /// How long one call may take in all, retries and backoff included (default 10 s).
+        public var timeout: Duration
+        /// Attempts in all, the first included (default 3); at least 1 is made.
+        public var maximumAttempts: Int
+        /// The backoff before the second attempt; it doubles for each later attempt (default 200 ms).
+        public var initialBackoff: Duration
+        /// The longest backoff between two attempts (default 2 s).
+        public var maximumBackoff: Duration
+        /// The largest response body accepted, in bytes (default 256 KiB, the API's body limit).
+        public var maximumResponseSize: Int
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - timeout: How long one call may take in all, retries and backoff included.
+        ///   - maximumAttempts: Attempts in all, the first included.
+        ///   - initialBackoff: The backoff before the second attempt.
+        ///   - maximumBackoff: The longest backoff between two attempts.
+        ///   - maximumResponseSize: The largest response body accepted, in bytes.
+        public init(
+            timeout: Duration = .seconds(10), maximumAttempts: Int = 3, initialBackoff: Duration = .milliseconds(200),
+            maximumBackoff: Duration = .seconds(2), maximumResponseSize: Int = 256 * 1024
+        ) {
+            self.timeout = timeout
+            self.maximumAttempts = maximumAttempts
+            self.initialBackoff = initialBackoff
+            self.maximumBackoff = maximumBackoff
+            self.maximumResponseSize = maximumResponseSize
+        }
+    }
+
+    /// A process-wide client that never follows redirects, so a bearer token or webhook secret is
+    /// only ever sent to the host it was configured for, and that leaves retrying a failed connection
+    /// to the transport's bounded policy (the client's own pool would retry until the deadline).
+    /// It is never shut down.
+    public static let sharedClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// The timeouts, retries and limits.
+    public let configuration: Configuration
+    let client: HTTPClient
+    let logger: Logger
+
+    /// Creates a transport.
+    /// - Parameters:
+    ///   - configuration: Timeouts, retries and limits.
+    ///   - client: The HTTP client; the caller owns its lifecycle. A client of your own should not
+    ///     follow redirects, or credentials may reach another host, and should not retry connection
+    ///     establishment itself (see ``sharedClient``).
+    ///   - logger: Where requests are logged (operation, attempt, status; never headers or bodies).
+    ///     Silent by default.
+    public init(
+        configuration: Configuration = Configuration(), client: HTTPClient = HTTPTransport.sharedClient,
+        logger: Logger = Logger(label: "ShareRecoveryHTTP", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.configuration = configuration
+        self.client = client
+        self.logger = logger
+    }
+
+    /// The limits, for logs.
+    public var description: String {
+        "HTTPTransport(timeout: \(configuration.timeout), attempts: \(configuration.maximumAttempts), "
+            + "maximumResponseSize: \(configuration.maximumResponseSize))"
+    }
+
+    // MARK: Sending
+
+    /// Sends a call with retries until it succeeds, fails for good, or the deadline passes.
+    /// - Returns: The status (2xx) and body of the response.
+    /// - Throws: ``ShareRecovery/ShareRecoveryError`` as described on the type.
+    func send(_ call: HTTPCall) async throws(ShareRecoveryError) -> HTTPReply {
+        guard call.url.hasPrefix("http://") || call.url.hasPrefix("https://") else {
+            throw ShareRecoveryError(.invalidParameters, "\(call.operation): the base URL must be http:// or https://")
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: configuration.timeout)
+        let attempts = max(configuration.maximumAttempts, 1)
+        var attempt = 1
+        while true {
+            if Task.isCancelled { throw ShareRecoveryError(.cancelled, "\(call.operation) was cancelled") }
+            let outcome = await self.attempt(call, deadline: deadline)
+            if Task.isCancelled { throw ShareRecoveryError(.cancelled, "\(call.operation) was cancelled") }
+            let failure: String
+            switch outcome {
+            case .reply(let reply):
+                logger.debug("reply", metadata: call.metadata(attempt: attempt, status: reply.status))
+                switch reply.status {
+                case 200..<300: return reply
+                case 404: throw ServerErrorMapping.notFound(call.operation, reply)
+                case 400..<500: throw ServerErrorMapping.rejected(call.operation, reply)
+                case 500..<600: failure = "HTTP \(reply.status)\(ServerErrorMapping.serverCode(reply).map { " (\($0))" } ?? "")"
+                default: throw ShareRecoveryError(.sourceFailure, "\(call.operation): unexpected HTTP status \(reply.status)")
+                }
+            case .retryable(let reason):
+                logger.debug("connection failure", metadata: call.metadata(attempt: attempt, status: nil))
+                failure = reason
+            case .timedOut:
+                throw Self.timeout(call, after: configuration.timeout, last: nil)
+            case .failed(let error):
+                throw error
+            }
+            guard attempt < attempts else {
+                throw ShareRecoveryError(.sourceFailure, "\(call.operation) failed after \(attempts) attempts: \(failure)")
+            }
+            let delay = backoff(beforeAttempt: attempt + 1)
+            guard clock.now.advanced(by: delay) < deadline else {
+                throw Self.timeout(call, after: configuration.timeout, last: failure)
+            }
+            logger.debug("retrying", metadata: call.metadata(attempt: attempt, status: nil))
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                throw ShareRecoveryError(.cancelled, "\(call.operation) was cancelled")
+            }
+            attempt += 1
+        }
+    }
+
+    private static func timeout(_ call: HTTPCall, after timeout: Duration, last: String?) -> ShareRecoveryError {
+        ShareRecoveryError(
+            .sourceFailure, "\(call.operation) timed out after \(timeout)\(last.map { " (last failure: \($0))" } ?? "")")
+    }
+
+    /// Exponential backoff with "equal jitter": half the step fixed, half random, so a fleet of
+    /// clients that failed together does not retry together.
+    private func backoff(beforeAttempt attempt: Int) -> Duration {
+        let step = min(configuration.initialBackoff * (1 << min(attempt - 2, 20)), configuration.maximumBackoff)
+        return step * Double.random(in: 0.5...1.0)
+    }
+
+    private enum Outcome: Sendable {
+        case reply(HTTPReply)
+        case retryable(String)
+        case timedOut
+        case failed(ShareRecoveryError)
+    }
+
+    /// One attempt, raced against the call's deadline (the client's own deadline only covers the
+    /// response head, not the body).
+    private func attempt(_ call: HTTPCall, deadline: ContinuousClock.Instant) async -> Outcome {
+        await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask { await self.exchange(call, deadline: deadline) }
+            group.addTask {
+                do {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                    return .timedOut
+                } catch {
+                    return nil
+                }
+            }
+            var result: Outcome = .failed(ShareRecoveryError(.cancelled, "\(call.operation) was cancelled"))
+            for await outcome in group {
+                guard let outcome else { continue }
+                result = outcome
+                break
+            }
+            group.cancelAll()
+            return result
+        }
+    }
+
+    private func exchange(_ call: HTTPCall, deadline: ContinuousClock.Instant) async -> Outcome {
+        var request = HTTPClientRequest(url: call.url)
+        request.method = call.method.nio
+        request.headers.add(name: "Accept", value: "application/json")
+        for header in call.headers { request.headers.add(name: header.name, value: header.value) }
+        if let body = call.body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(body)
+        }
+        let remaining = ContinuousClock().now.duration(to: deadline)
+        let status: Int
+        do {
+            let response = try await client.execute(request, deadline: .now() + remaining.timeAmount, logger: logger)
+            status = Int(response.status.code)
+            do {
+                let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
+                return .reply(HTTPReply(status: status, body: Array(buffer.readableBytesView)))
+            } catch is NIOTooManyBytesError {
+                guard (200..<300).contains(status) else {
+                    // An oversize error page: keep the status, drop the page.
+                    return .reply(HTTPReply(status: status, body: []))
+                }
+                return .failed(
+                    ShareRecoveryError(
+                        .malformedInput,
+                        "\(call.operation): the response body exceeds \(configuration.maximumResponseSize) bytes"))
+            }
+        } catch {
+            return classify(error, call: call)
+        }
+    }
+
+    private func classify(_ error: any Error, call: HTTPCall) -> Outcome {
+        if let error = error as? ShareRecoveryError { return .failed(error) }
+        if let error = error as? HTTPClientError {
+            if error == .deadlineExceeded { return .timedOut }
+            if error == .cancelled {
+                return .failed(ShareRecoveryError(.cancelled, "\(call.operation) was cancelled"))
+            }
+            if Self.permanentClientErrors.contains(error) {
+                return .failed(ShareRecoveryError(.invalidParameters, "\(call.operation): \(error)"))
+            }
+        }
+        if error is CancellationError {
+            return .failed(ShareRecoveryError(.cancelled, "\(call.operation) was cancelled"))
+        }
+        // Refused, reset or closed connections, truncated bodies, connect timeouts: worth another try.
+        return .retryable(String(describing: error))
+    }
+
+    /// Client errors that another attempt cannot fix: the request or configuration is wrong.
+    private static let permanentClientErrors: [HTTPClientError] = [
+        .invalidURL, .emptyHost, .emptyScheme, .missingSocketPath, .alreadyShutdown, .invalidRedirectConfiguration,
+        .invalidHTTPVersionConfiguration, .invalidDNSOverridesConfiguration, .invalidLocalAddress,
+        .invalidProxyConfiguration, .traceRequestWithBody,
+    ]
+}
+
+/// One HTTP request as this module describes it; secret header values never appear in its description.
+struct HTTPCall: Sendable, CustomStringConvertible {
+    enum Method: String, Sendable {
+        case get = "GET", put = "PUT", post = "POST", delete = "DELETE"
+
+        var nio: HTTPMethod {
+            switch self {
+            case .get: .GET
+            case .put: .PUT
+            case .post: .POST
+            case .delete: .DELETE
+            }
+        }
+    }
+
+    struct Header: Sendable {
+        let name: String
+        let value: String
+        /// Bearer tokens and webhook secrets: never logged or described.
+        let isSecret: Bool
+    }
+
+    let method: Method
+    let url: String
+    /// A name for logs and error reasons, without identifiers or query: `GET /users/{userId}/user-backup-share`.
+    let operation: String
+    var headers: [Header] = []
+    var body: [UInt8]?
+
+    var description: String {
+        let headerText = headers.map { "\($0.name): \($0.isSecret ? "<redacted>" : $0.value)" }.joined(separator: ", ")
+        return "\(operation) [\(headerText)]\(body.map { " (\($0.count) bytes)" } ?? "")"
+    }
+
+    func metadata(attempt: Int, status: Int?) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["operation": "\(operation)", "attempt": "\(attempt)"]
+        if let status { metadata["status"] = "\(status)" }
+        return metadata
+    }
+}
+
+/// A response as the transport hands it back.
+struct HTTPReply: Sendable {
+    let status: Int
+    let body: [UInt8]
+}
+
+extension Duration {
+    /// The same span as a NIO `TimeAmount` (never negative).
+    var timeAmount: TimeAmount {
+        let (seconds, attoseconds) = components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow else { return .nanoseconds(seconds < 0 ? 0 : .max) }
+        return .nanoseconds(max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000))
+    }
+}

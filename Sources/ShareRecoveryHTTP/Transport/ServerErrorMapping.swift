@@ -1,0 +1,77 @@
+import ShareRecovery
+
+/// Turns the API's error bodies (`{"error": {"code": "…", "message": "…"}}`) into
+/// ``ShareRecovery/ShareRecoveryError``. Error bodies are read leniently: a proxy's HTML page
+/// still yields an error with the HTTP status, just without a server code.
+enum ServerErrorMapping {
+    /// Server codes taken over as our own code: the format and resharing checks the server runs
+    /// with the same meaning as in process (so an HTTP custodian fails like ``ShareRecovery/LocalCustodian``).
+    /// Never `authenticationFailed`: here it means a wrong backup secret.
+    static let sharedCodes: Set<ShareRecoveryError.Code> = [
+        .malformedRecord, .malformedCipherText, .malformedCustodianShare, .malformedInput, .unsupportedVersion,
+        .unsupportedMethod, .invalidParameters, .invalidScalar, .invalidPoint, .invalidShare, .publicKeyMismatch,
+        .tamperedShare, .unsealFailed, .dealerCheckFailed, .subShareCheckFailed, .noMatchingShare, .inconsistentShares,
+    ]
+
+    /// The API's own refusals, taken over as they are.
+    static let apiCodes: Set<ShareRecoveryError.Code> = [
+        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .conflict, .payloadTooLarge,
+    ]
+
+    /// The only codes a 401 or 403 may carry: credential problems, never a local check's code.
+    static let credentialCodes: Set<ShareRecoveryError.Code> = [.unauthorized, .forbidden, .wrongCode]
+
+    /// The server's error code and message, when the body has the API's error shape.
+    static func serverError(_ reply: HTTPReply) -> (code: String?, message: String?) {
+        guard let value = try? StrictJSON.parse(reply.body, maximumSize: reply.body.count),
+            case .object(let members) = value,
+            case .object(let error)? = members.first(where: { $0.key == "error" })?.value
+        else { return (nil, nil) }
+        var code: String?
+        var message: String?
+        if case .string(let text)? = error.first(where: { $0.key == "code" })?.value,
+            (1...64).contains(text.utf8.count),
+            text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "_-.".unicodeScalars.contains($0)) })
+        {
+            code = text
+        }
+        if case .string(let text)? = error.first(where: { $0.key == "message" })?.value {
+            message = sanitized(text)
+        }
+        return (code, message)
+    }
+
+    /// The server's error code alone, for reasons.
+    static func serverCode(_ reply: HTTPReply) -> String? { serverError(reply).code }
+
+    /// A 404: `notFound`, or a shared code the server named (the server answers `noMatchingShare` with a 404).
+    static func notFound(_ operation: String, _ reply: HTTPReply) -> ShareRecoveryError {
+        let code = serverError(reply).code.flatMap(ShareRecoveryError.Code.init(name:))
+        return ShareRecoveryError(code.flatMap { sharedCodes.contains($0) ? $0 : nil } ?? .notFound, "\(operation): \(summary(reply))")
+    }
+
+    /// Any other 4xx: the server's code when it is one we share (only a credential code on a
+    /// 401/403), `requestRejected` otherwise.
+    static func rejected(_ operation: String, _ reply: HTTPReply) -> ShareRecoveryError {
+        let allowed = reply.status == 401 || reply.status == 403 ? credentialCodes : sharedCodes.union(apiCodes)
+        if let code = serverError(reply).code.flatMap(ShareRecoveryError.Code.init(name:)), allowed.contains(code) {
+            return ShareRecoveryError(code, "\(operation): \(summary(reply))")
+        }
+        return ShareRecoveryError(.requestRejected, "\(operation): \(summary(reply))")
+    }
+
+    /// `HTTP 400, server code "x": message`.
+    static func summary(_ reply: HTTPReply) -> String {
+        let (code, message) = serverError(reply)
+        var text = "HTTP \(reply.status)"
+        text += code.map { ", server code \"\($0)\"" } ?? ", no server code"
+        if let message, !message.isEmpty { text += ": \(message)" }
+        return text
+    }
+
+    /// At most 200 characters, no control characters: a server message is text for people, nothing more.
+    private static func sanitized(_ text: String) -> String {
+        let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        return cleaned.count > 200 ? String(cleaned.prefix(200)) + "…" : cleaned
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import RecoveryKit
+import ShareCrypto
+import ShareRecovery
+
+/// `kit …`: SLIP-39 paper recovery kits for the user backup share.
+struct KitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kit", abstract: "Paper recovery kits (SLIP-39) for the user backup share.",
+        subcommands: [Export.self, Combine.self, RecoverFromKit.self])
+
+    /// `1of1`, `2of3`, or several groups with a group threshold: `2:1of1,2of3,3of5`.
+    struct Layout: ExpressibleByArgument {
+        let groupThreshold: Int
+        let groups: [SLIP39.Group]
+
+        init?(argument: String) {
+            var text = Substring(argument)
+            var threshold = 1
+            if let colon = text.firstIndex(of: ":") {
+                guard let value = Int(text[..<colon]) else { return nil }
+                threshold = value
+                text = text[text.index(after: colon)...]
+            }
+            var groups: [SLIP39.Group] = []
+            for part in text.split(separator: ",") {
+                let numbers = part.split(separator: "o").map { $0.hasPrefix("f") ? $0.dropFirst() : $0 }
+                guard numbers.count == 2, let t = Int(numbers[0]), let n = Int(numbers[1]) else { return nil }
+                groups.append(SLIP39.Group(memberThreshold: t, memberCount: n))
+            }
+            guard !groups.isEmpty else { return nil }
+            groupThreshold = threshold
+            self.groups = groups
+        }
+    }
+
+    static func passphrase(_ path: String?) throws -> SecureBytes {
+        guard let path else { return SecureBytes(zeros: 0) }
+        let raw = SecureBytes(copying: try Files.read(path))
+        return try raw.withUnsafeBytes { bytes in
+            bytes.last == UInt8(ascii: "\n") ? try raw.slice(0..<(bytes.count - 1)) : raw
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the cipherText's user backup share as SLIP-39 mnemonics, one per line (a secret!).")
+        @Option(help: "The cipherText file.") var cipherText: String
+        @Option(help: "The cipherText's secret file.") var secretFile: String
+        @Option(help: "Layout: 1of1 (default), 2of3, or GROUP_THRESHOLD:1of1,2of3,….") var groups = Layout(argument: "1of1")!
+        @Option(help: "Optional SLIP-39 passphrase file (printable ASCII).") var passphraseFile: String?
+
+        func run() throws {
+            let envelope = try CipherText(base64: try Files.readTrimmedLine(cipherText))
+            let share = try envelope.decrypt(secret: try Files.readSecret(secretFile, method: envelope.method))
+            let kit = try BackupShareKit.export(
+                share, groupThreshold: groups.groupThreshold, groups: groups.groups, passphrase: try passphrase(passphraseFile))
+            // Mnemonics are the kit: printing them is the point of this command.
+            for (groupIndex, group) in kit.enumerated() {
+                Terminal.error("group \(groupIndex + 1): \(groups.groups[groupIndex]) shares")
+                for member in group { Terminal.output(member.revealedMnemonic()) }
+            }
+        }
+    }
+
+    struct Combine: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Combine mnemonics and print the master secret in hex.")
+        @Option(help: "A file with one mnemonic per line.") var mnemonicsFile: String
+        @Option(help: "Optional SLIP-39 passphrase file.") var passphraseFile: String?
+
+        func run() throws {
+            let shares = try SLIP39.decodeMnemonics(lines: SecureBytes(copying: try Files.read(mnemonicsFile)))
+            let secret = try SLIP39.combine(shares, passphrase: try passphrase(passphraseFile))
+            Terminal.output(Hex.encode(secret.revealedBytes()))
+        }
+    }
+
+    struct RecoverFromKit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "recover", abstract: "Recover a new signing set from a kit and the custodian's backup shares.")
+        @Option(help: "A file with one mnemonic per line.") var mnemonicsFile: String
+        @Option(help: "Optional SLIP-39 passphrase file.") var passphraseFile: String?
+        @Option(help: "A JSON array of custodian backup share strings.") var custodianShares: String
+        @Option(help: "The custodian's X25519 secret key (hex).") var custodianKey: String
+        @Option(help: "Output directory for the new signing set.") var out: String
+        @OptionGroup var progressOptions: ProgressOptions
+
+        func run() throws {
+            let progress = ProgressReporter(json: progressOptions.json)
+            let output = out
+            do {
+                progress.report(.readingShare)
+                let shares = try SLIP39.decodeMnemonics(lines: SecureBytes(copying: try Files.read(mnemonicsFile)))
+                let candidates = try Files.readCustodianShares(custodianShares)
+                let key = try Files.readCustodianKey(custodianKey)
+                progress.report(.decryptingShare)
+                let secret = try SLIP39.combine(shares, passphrase: try passphrase(passphraseFile))
+                progress.report(.parsingShare)
+                let (userShare, method) = try BackupShareKit.userShare(masterSecret: secret, custodianShares: candidates)
+                let recovered = try OfflineRecovery.recover(
+                    userShare: userShare, method: method, custodianShares: candidates, custodianKey: key,
+                    store: { newSet in
+                        try Files.makeDirectory(output)
+                        for share in newSet {
+                            try Files.write(share.json(includingSecret: true) + "\n", to: "\(output)/share-\(share.partyIndex).json", secret: true)
+                        }
+                    }, progress: progress.report)
+                Terminal.output(JSONWriter.write(.array(recovered.map { $0.jsonValue(includingSecret: false) })))
+            } catch {
+                progress.finishAfterFailure()
+                throw error
+            }
+        }
+    }
+}
