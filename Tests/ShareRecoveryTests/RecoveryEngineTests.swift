@@ -54,7 +54,7 @@ struct RecoveryEngineTests {
         #expect(log.all == RecoveryStatus.sequence)
         #expect(recovered.publicKey == world.signing[0].publicKey)
         #expect(recovered.generation == 1)
-        #expect(try await store.currentShare() == recovered)
+        #expect(await store.currentShare() == recovered)
 
         // The custodian keeps only the new set: the lost device's share no longer combines with it.
         let custodianShare = try #require(await world.custodian.currentSigningShares(clientId: "user-1").first)
@@ -84,8 +84,8 @@ struct RecoveryEngineTests {
         await #expect(throws: ShareRecoveryError(.noMatchingShare, "")) {
             try await engine.recover(method: .password, cipherText: old.base64, secret: .text("old"))
         }
-        #expect(try await store.currentShare() == nil)
-        #expect(try await store.stagedShare() == nil)
+        #expect(await store.currentShare() == nil)
+        #expect(await store.stagedShare() == nil)
         try await engine.recover(method: .password, secret: .text("new"))
     }
 
@@ -123,7 +123,7 @@ struct RecoveryEngineTests {
             try await engine.recover(method: .password, secret: .text("wrong"), progress: log.append)
         }
         #expect(log.all == [.readingShare, .decryptingShare, .parsingShare])
-        #expect(try await store.currentShare() == nil)
+        #expect(await store.currentShare() == nil)
         // The custodian still holds the original set.
         #expect(await world.custodian.currentSigningShares(clientId: "user-1") == Array(world.signing.dropFirst()))
     }
@@ -148,6 +148,6 @@ struct RecoveryEngineTests {
             return try await engine.recover(method: .password, secret: .text("pw"))
         }
         await #expect(throws: ShareRecoveryError(.cancelled, "")) { try await task.value }
-        #expect(try await store.currentShare() == nil)
+        #expect(await store.currentShare() == nil)
     }
 }
