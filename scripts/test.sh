@@ -14,4 +14,6 @@ if [ -z "${SHARE_RECOVERY_TEST_POSTGRES_URL:-}" ]; then
     fi
 fi
 swift build --build-tests
-swift test --skip-build
+# Serially: on 2 cores, CPU-bound tests would otherwise hold the cooperative pool and stall the
+# deadlines that the network tests measure.
+swift test --skip-build --no-parallel

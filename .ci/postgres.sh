@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Starts a throwaway PostgreSQL cluster on 127.0.0.1 for the server tests and prints the variables to use:
+#
+#   eval "$(.ci/postgres.sh)"            # start; exports SHARE_RECOVERY_TEST_POSTGRES_URL and ..._DIR
+#   swift test --filter ShareRecoveryServerTests
+#   .ci/postgres.sh stop "$SHARE_RECOVERY_TEST_POSTGRES_DIR"
+#
+# Installs postgresql with apt-get when it is missing. When run as root, the cluster belongs to the
+# `postgres` user (initdb refuses root). Only the export lines go to stdout; progress goes to stderr.
+set -euo pipefail
+
+log() { echo "postgres.sh: $*" >&2; }
+
+as_owner() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+find_bin() {
+    local dir
+    for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+        if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then echo "$dir"; return 0; fi
+    done
+    if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+        dirname "$(command -v initdb)"; return 0
+    fi
+    return 1
+}
+
+if [ "${1:-}" = "stop" ]; then
+    dir="${2:?usage: postgres.sh stop <dir>}"
+    bin="$(find_bin)"
+    as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate stop >&2 || true
+    rm -rf "$dir"
+    log "stopped and removed $dir"
+    exit 0
+fi
+
+if ! bin="$(find_bin)"; then
+    log "installing postgresql"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update >&2
+    apt-get install -y postgresql >&2
+    bin="$(find_bin)"
+fi
+
+free_port() {
+    local port
+    for _ in $(seq 1 200); do
+        port=$(( (RANDOM % 30000) + 20000 ))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
+    done
+    return 1
+}
+
+dir="$(mktemp -d /tmp/share-recovery-pg.XXXXXX)"
+chmod 700 "$dir"
+if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir"; fi
+password="$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$password" > "$dir/pwfile"
+if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir/pwfile"; fi
+chmod 600 "$dir/pwfile"
+
+log "initdb in $dir/data"
+as_owner "$bin/initdb" -D "$dir/data" -U postgres --pwfile="$dir/pwfile" --auth=scram-sha-256 --no-sync -E UTF8 >/dev/null
+rm -f "$dir/pwfile"
+
+port="$(free_port)"
+log "starting on 127.0.0.1:$port"
+as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >&2
+
+PGPASSWORD="$password" "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 -q \
+    -c "CREATE DATABASE share_recovery_test" >&2
+
+url="postgres://postgres:$password@127.0.0.1:$port/share_recovery_test?sslmode=disable"
+log "ready: $url"
+echo "export SHARE_RECOVERY_TEST_POSTGRES_URL='$url'"
+echo "export SHARE_RECOVERY_TEST_POSTGRES_DIR='$dir'"

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+public import ShareCrypto
+import ShareRecovery
+
+/// A one-time code on its way to a user.
+public struct OTPMessage: Sendable, CustomStringConvertible {
+    /// The flow's identifier (user id or email).
+    public let identifier: String
+    /// The flow the code verifies.
+    public let flowId: String
+    /// The flow's purpose (`recover`, `addOrUpdateRecovery`, `deleteRecovery`).
+    public let purpose: String
+    /// When the flow expires (RFC 3339 UTC).
+    public let expiresAt: String
+    /// The six ASCII digits.
+    public let code: SecureBytes
+
+    /// Creates a message.
+    /// - Parameters:
+    ///   - identifier: The flow's identifier.
+    ///   - flowId: The flow's id.
+    ///   - purpose: The flow's purpose.
+    ///   - expiresAt: The flow's expiry, RFC 3339 UTC.
+    ///   - code: The six ASCII digits.
+    public init(identifier: String, flowId: String, purpose: String, expiresAt: String, code: SecureBytes) {
+        self.identifier = identifier
+        self.flowId = flowId
+        self.purpose = purpose
+        self.expiresAt = expiresAt
+        self.code = code
+    }
+
+    public var description: String { "OTPMessage(identifier: \(identifier), flowId: \(flowId), code redacted)" }
+
+    /// The code as text, for a sender that must write it somewhere.
+    public var codeText: String { code.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// Delivers one-time codes (email, SMS, a file for demos). A failure makes `POST /recovery/flows` answer 502.
+public protocol OTPSender: Sendable {
+    /// Delivers the code to the user behind the identifier.
+    /// - Throws: Any error: the flow is created but the client is told delivery failed.
+    func send(_ message: OTPMessage) async throws
+}
+
+/// Demo sender: appends one JSON line `{"identifier","flowId","code"}` per code to a file (mode 0600). Each
+/// line is one `write(2)` on an `O_APPEND` descriptor, so concurrent servers never interleave lines.
+public struct FileOTPSender: OTPSender {
+    /// The file.
+    public let path: String
+
+    /// - Parameter path: The file to append to (created when missing).
+    public init(path: String) { self.path = path }
+
+    public func send(_ message: OTPMessage) async throws {
+        let line =
+            JSONWriter.write(
+                .object([
+                    ("identifier", .string(message.identifier)), ("flowId", .string(message.flowId)),
+                    ("code", .string(message.codeText)),
+                ])) + "\n"
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ShareRecoveryError(.sourceFailure, "cannot open the OTP file") }
+        defer { close(descriptor) }
+        let bytes = Array(line.utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { throw ShareRecoveryError(.sourceFailure, "cannot append to the OTP file") }
+    }
+}
+
+/// Posts each code as JSON `{"identifier","flowId","purpose","expiresAt","code"}` to a URL (an email or SMS
+/// gateway of the integrator), with the webhook secret in `X-Webhook-Secret` when one is given.
+public struct WebhookOTPSender: OTPSender {
+    /// The endpoint.
+    public let url: String
+    private let secret: SecureBytes?
+    private let timeoutSeconds: Int64
+
+    /// - Parameters:
+    ///   - url: The endpoint; any 2xx answer counts as delivered.
+    ///   - secret: Sent as `X-Webhook-Secret` when present.
+    ///   - timeoutSeconds: Request timeout.
+    public init(url: String, secret: SecureBytes? = nil, timeoutSeconds: Int = 10) {
+        self.url = url
+        self.secret = secret
+        self.timeoutSeconds = Int64(timeoutSeconds)
+    }
+
+    public func send(_ message: OTPMessage) async throws {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let secret {
+            request.headers.add(
+                name: "X-Webhook-Secret", value: secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
+        }
+        let body = JSONWriter.write(
+            .object([
+                ("identifier", .string(message.identifier)), ("flowId", .string(message.flowId)),
+                ("purpose", .string(message.purpose)), ("expiresAt", .string(message.expiresAt)),
+                ("code", .string(message.codeText)),
+            ]))
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeoutSeconds))
+        _ = try? await response.body.collect(upTo: 64 * 1024)
+        guard (200..<300).contains(response.status.code) else {
+            throw ShareRecoveryError(.sourceFailure, "the OTP webhook answered \(response.status.code)")
+        }
+    }
+}

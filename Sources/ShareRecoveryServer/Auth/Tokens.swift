@@ -1,0 +1,79 @@
+import ShareCrypto
+import ShareRecovery
+
+/// What a token allows (the purpose of the OTP flow that issued it).
+enum TokenPurpose: String, Sendable, CaseIterable {
+    /// Read a cipherText; run a recovery session.
+    case recover
+    /// Store a cipherText (single use); run a backup session.
+    case addOrUpdateRecovery
+    /// Delete a cipherText (single use).
+    case deleteRecovery
+}
+
+/// A verified token's claims.
+struct Token: Sendable {
+    /// Random id; recorded in `spent_tokens` when a single-use write consumes the token.
+    let id: String
+    let userId: String
+    let purpose: TokenPurpose
+    /// Unix seconds.
+    let expiresAt: Int64
+}
+
+/// Issues and verifies bearer tokens: `srt1.<hex payload>.<hex HMAC-SHA256 tag>`, the payload a compact JSON
+/// object `{"tid","sub","pur","exp"}`, the tag over `srt1.<hex payload>` under a key derived from the master
+/// key. Any server holding the master key verifies any other's tokens; no token state lives in memory.
+struct TokenAuthority: Sendable {
+    static let prefix = "srt1"
+    /// Longest token text accepted (anything longer is not ours).
+    static let maximumLength = 2048
+    private let key: SecureBytes
+
+    init(key: SecureBytes) { self.key = key }
+
+    /// A new token and its text.
+    func issue(userId: String, purpose: TokenPurpose, now: Int64, lifetime: Int64) -> (text: String, token: Token) {
+        let token = Token(
+            id: Hex.encode(SystemRandom().bytes(count: 16)), userId: userId, purpose: purpose, expiresAt: now + lifetime
+        )
+        let payload = JSONWriter.write(
+            .object([
+                ("tid", .string(token.id)), ("sub", .string(userId)), ("pur", .string(purpose.rawValue)),
+                ("exp", .number(String(token.expiresAt))),
+            ]))
+        let signed = "\(Self.prefix).\(Hex.encode(Array(payload.utf8)))"
+        return ("\(signed).\(Hex.encode(tag(signed).revealedBytes()))", token)
+    }
+
+    /// Checks the tag (constant time), the payload's shape and the expiry.
+    /// - Throws: ``APIError`` 401 for anything that is not a valid, unexpired token of this server.
+    func verify(_ text: String, now: Int64) throws(APIError) -> Token {
+        let invalid = APIError.unauthorized("the bearer token is not valid")
+        guard text.utf8.count <= Self.maximumLength else { throw invalid }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == Self.prefix, let payloadBytes = Hex.decode(String(parts[1])),
+            let tagBytes = Hex.decode(String(parts[2]))
+        else { throw invalid }
+        let expected = tag("\(parts[0]).\(parts[1])")
+        // SecureBytes == is constant time.
+        guard expected == SecureBytes(copying: tagBytes) else {
+            throw invalid
+        }
+        // The tag is ours, so the payload is too; still parse it strictly.
+        guard case .object(let members)? = try? StrictJSON.parse(payloadBytes), members.count == 4,
+            case .string(let id)? = members.first(where: { $0.key == "tid" })?.value,
+            case .string(let userId)? = members.first(where: { $0.key == "sub" })?.value,
+            case .string(let purposeName)? = members.first(where: { $0.key == "pur" })?.value,
+            let purpose = TokenPurpose(rawValue: purposeName),
+            case .number(let expiryText)? = members.first(where: { $0.key == "exp" })?.value,
+            let expiresAt = Int64(expiryText)
+        else { throw invalid }
+        guard now < expiresAt else { throw APIError.unauthorized("the bearer token has expired") }
+        return Token(id: id, userId: userId, purpose: purpose, expiresAt: expiresAt)
+    }
+
+    private func tag(_ signed: String) -> SecureBytes {
+        HMACSHA256.authenticate(Array(signed.utf8), key: key)
+    }
+}

@@ -1,0 +1,199 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import ShareCrypto
+import ShareRecovery
+
+/// Reads the master key and webhook secret from their ``ServerConfiguration/SecretSource``.
+enum SecretLoading {
+    /// Largest secret file read.
+    static let maximumFileSize = 4096
+
+    /// The 32-byte master key.
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when the source is missing or malformed.
+    static func masterKey(_ source: ServerConfiguration.SecretSource) throws(ShareRecoveryError) -> SecureBytes {
+        let key: SecureBytes
+        switch source {
+        case .value(let bytes):
+            key = bytes
+        case .file(let path):
+            key = try decodeHex(try trimmed(try readFile(path)), what: "the master key file \(path)")
+        case .environment(let name):
+            guard let text = environment(name) else {
+                throw ShareRecoveryError(.invalidParameters, "the environment variable \(name) is not set")
+            }
+            key = try decodeHex(text, what: "the environment variable \(name)")
+        case .generatedFile(let path):
+            key = try decodeHex(try trimmed(try generatedFile(path)), what: "the master key file \(path)")
+        }
+        guard key.count == 32 else {
+            throw ShareRecoveryError(
+                .invalidParameters, "the master key must be 32 bytes (64 hex digits), got \(key.count)")
+        }
+        return key
+    }
+
+    /// The webhook secret's bytes (at least 16).
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when the source is missing or too short.
+    static func webhookSecret(_ source: ServerConfiguration.SecretSource) throws(ShareRecoveryError) -> SecureBytes {
+        let secret: SecureBytes
+        switch source {
+        case .value(let bytes): secret = bytes
+        case .file(let path): secret = try trimmed(try readFile(path))
+        case .environment(let name):
+            guard let text = environment(name) else {
+                throw ShareRecoveryError(.invalidParameters, "the environment variable \(name) is not set")
+            }
+            secret = text
+        case .generatedFile(let path): secret = try trimmed(try generatedFile(path))
+        }
+        guard secret.count >= 16 else {
+            throw ShareRecoveryError(.invalidParameters, "the webhook secret must be at least 16 bytes")
+        }
+        return secret
+    }
+
+    /// The environment variable's bytes, or `nil` when unset or empty.
+    static func environment(_ name: String) -> SecureBytes? {
+        guard let pointer = getenv(name) else { return nil }
+        let count = strlen(pointer)
+        guard count > 0 else { return nil }
+        return SecureBytes(copying: UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// A file's bytes, read straight into a secret buffer.
+    static func readFile(_ path: String) throws(ShareRecoveryError) -> SecureBytes {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ShareRecoveryError(.invalidParameters, "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var total = 0
+        var failed = false
+        let buffer = SecureBytes(count: maximumFileSize + 1) { out in
+            while total < out.count {
+                let got = read(descriptor, out.baseAddress! + total, out.count - total)
+                if got < 0, errno == EINTR { continue }
+                if got < 0 { failed = true }
+                if got <= 0 { break }
+                total += got
+            }
+        }
+        guard !failed else { throw ShareRecoveryError(.invalidParameters, "cannot read \(path)") }
+        guard total <= maximumFileSize else {
+            throw ShareRecoveryError(.invalidParameters, "\(path) is too large for a secret")
+        }
+        do {
+            return try buffer.slice(0..<total)
+        } catch {
+            throw ShareRecoveryError(.invalidParameters, "cannot read \(path)")
+        }
+    }
+
+    /// Reads the file, or creates it with 32 random bytes as hex (mode 0600). The new file is written under a
+    /// temporary name and linked into place, so concurrent starters never see a half-written secret.
+    static func generatedFile(_ path: String) throws(ShareRecoveryError) -> SecureBytes {
+        if access(path, F_OK) == 0 { return try readFile(path) }
+        let random = SystemRandom().secureBytes(count: 32)
+        let temporary = "\(path).tmp-\(Hex.encode(SystemRandom().bytes(count: 8)))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw ShareRecoveryError(
+                .invalidParameters, "cannot create \(temporary): \(String(cString: strerror(errno)))")
+        }
+        let digits = Array("0123456789abcdef".utf8)
+        let line = SecureBytes(count: 65) { out in
+            random.withUnsafeBytes { bytes in
+                for (index, byte) in bytes.enumerated() {
+                    out[2 * index] = digits[Int(byte >> 4)]
+                    out[2 * index + 1] = digits[Int(byte & 0x0F)]
+                }
+            }
+            out[64] = UInt8(ascii: "\n")
+        }
+        let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let synced = fsync(descriptor)
+        close(descriptor)
+        guard written == 65, synced == 0 else {
+            unlink(temporary)
+            throw ShareRecoveryError(.invalidParameters, "cannot write \(temporary)")
+        }
+        let linked = link(temporary, path)
+        let linkError = errno
+        unlink(temporary)
+        guard linked == 0 || linkError == EEXIST else {
+            throw ShareRecoveryError(
+                .invalidParameters, "cannot create \(path): \(String(cString: strerror(linkError)))")
+        }
+        return try readFile(path)
+    }
+
+    /// Without one trailing `\n` or `\r\n`.
+    static func trimmed(_ bytes: SecureBytes) throws(ShareRecoveryError) -> SecureBytes {
+        var end = bytes.count
+        bytes.withUnsafeBytes { raw in
+            if end > 0, raw[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+            if end > 0, raw[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        }
+        do {
+            return try bytes.slice(0..<end)
+        } catch {
+            throw ShareRecoveryError(.invalidParameters, "unreadable secret")
+        }
+    }
+
+    /// Hex (either case) into a secret buffer.
+    static func decodeHex(_ text: SecureBytes, what: String) throws(ShareRecoveryError) -> SecureBytes {
+        guard text.count % 2 == 0 else { throw ShareRecoveryError(.invalidParameters, "\(what) is not hex") }
+        var valid = true
+        let decoded = SecureBytes(count: text.count / 2) { out in
+            text.withUnsafeBytes { raw in
+                func nibble(_ character: UInt8) -> UInt8? {
+                    switch character {
+                    case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+                    case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+                    case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+                    default: nil
+                    }
+                }
+                for index in 0..<out.count {
+                    guard let high = nibble(raw[2 * index]), let low = nibble(raw[2 * index + 1]) else {
+                        valid = false
+                        return
+                    }
+                    out[index] = high << 4 | low
+                }
+            }
+        }
+        guard valid else { throw ShareRecoveryError(.invalidParameters, "\(what) is not hex") }
+        return decoded
+    }
+}
+
+/// Keys derived from the master key (HKDF-SHA256, one `info` label each), so no key serves two purposes.
+struct DerivedKeys: Sendable {
+    /// XChaCha20-Poly1305 key for secrets at rest.
+    let atRest: SecureBytes
+    /// HMAC-SHA256 key for tokens.
+    let token: SecureBytes
+    /// HMAC-SHA256 key for one-time code hashes.
+    let otp: SecureBytes
+
+    init(masterKey: SecureBytes) throws(ShareRecoveryError) {
+        func derive(_ label: String) throws(ShareRecoveryError) -> SecureBytes {
+            do {
+                return try HKDF.deriveKey(
+                    inputKeyMaterial: masterKey, salt: Array("share-recovery-server".utf8),
+                    info: Array("share-recovery-server v1 \(label)".utf8),
+                    outputCount: 32)
+            } catch {
+                throw ShareRecoveryError(.invalidParameters, "key derivation failed")
+            }
+        }
+        atRest = try derive("at-rest")
+        token = try derive("token")
+        otp = try derive("otp")
+    }
+}

@@ -1,0 +1,165 @@
+public import Logging
+public import ShareCrypto
+
+/// Everything the reference server needs to start. The defaults make a single-machine demo: SQLite in the
+/// working directory, a master key and webhook secret generated next to the database file, one-time codes
+/// appended to a file.
+///
+/// The `serve` command of the CLI fills this from its options; embedders (and tests) build it directly.
+public struct ServerConfiguration: Sendable {
+    /// Where the server keeps its state.
+    public enum Database: Sendable, Equatable {
+        /// An SQLite file (WAL mode), created when missing.
+        case sqlite(path: String)
+        /// A PostgreSQL database, as `postgres://user:password@host:port/database` with optional query
+        /// parameters `sslmode=disable|prefer|require` (default `prefer`) and `schema=name` (created when
+        /// missing; tables live there instead of `public`).
+        case postgres(url: String)
+    }
+
+    /// Where a secret comes from. Secrets are never taken from command-line arguments.
+    public enum SecretSource: Sendable {
+        /// A file holding the secret: for the master key 64 hex digits, for the webhook secret the text
+        /// itself; one trailing newline is ignored.
+        case file(path: String)
+        /// An environment variable holding the secret, in the same form as a file.
+        case environment(name: String)
+        /// The secret bytes themselves: 32 bytes for the master key, the text's bytes for the webhook secret.
+        case value(SecureBytes)
+        /// Demo only: read the file when it exists, otherwise generate a random secret and write it there
+        /// (mode 0600, created exclusively so two starting processes agree on one secret).
+        case generatedFile(path: String)
+    }
+
+    /// A fixed-window rate limit.
+    public struct RateLimit: Sendable, Equatable {
+        /// Attempts allowed per window.
+        public var limit: Int
+        /// Window length in seconds.
+        public var windowSeconds: Int
+
+        /// - Parameters:
+        ///   - limit: Attempts allowed per window.
+        ///   - windowSeconds: Window length in seconds.
+        public init(limit: Int, windowSeconds: Int) {
+            self.limit = limit
+            self.windowSeconds = windowSeconds
+        }
+    }
+
+    /// The rate limits of the OTP endpoints (HTTP 429 beyond them).
+    public struct RateLimits: Sendable, Equatable {
+        /// `POST /recovery/flows/{id}/verify` per flow identifier (user id or email).
+        public var verifyPerIdentifier: RateLimit
+        /// `POST /recovery/flows/{id}/verify` per client IP address.
+        public var verifyPerAddress: RateLimit
+        /// `POST /recovery/flows` per identifier (each one sends a code).
+        public var flowCreationPerIdentifier: RateLimit
+        /// `POST /recovery/flows` per client IP address.
+        public var flowCreationPerAddress: RateLimit
+
+        /// - Parameters:
+        ///   - verifyPerIdentifier: Verify attempts per identifier.
+        ///   - verifyPerAddress: Verify attempts per client address.
+        ///   - flowCreationPerIdentifier: New flows per identifier.
+        ///   - flowCreationPerAddress: New flows per client address.
+        public init(
+            verifyPerIdentifier: RateLimit, verifyPerAddress: RateLimit, flowCreationPerIdentifier: RateLimit,
+            flowCreationPerAddress: RateLimit
+        ) {
+            self.verifyPerIdentifier = verifyPerIdentifier
+            self.verifyPerAddress = verifyPerAddress
+            self.flowCreationPerIdentifier = flowCreationPerIdentifier
+            self.flowCreationPerAddress = flowCreationPerAddress
+        }
+
+        /// 10 verifications per identifier and 100 per address per 15 minutes; 5 new flows per identifier and
+        /// 50 per address per 15 minutes.
+        public static let standard = RateLimits(
+            verifyPerIdentifier: .init(limit: 10, windowSeconds: 900),
+            verifyPerAddress: .init(limit: 100, windowSeconds: 900),
+            flowCreationPerIdentifier: .init(limit: 5, windowSeconds: 900),
+            flowCreationPerAddress: .init(limit: 50, windowSeconds: 900))
+    }
+
+    /// The environment variable read for the master key when ``masterKey`` is `nil`.
+    public static let masterKeyEnvironmentVariable = "SHARE_RECOVERY_MASTER_KEY"
+    /// The environment variable read for the webhook secret when ``webhookSecret`` is `nil`.
+    public static let webhookSecretEnvironmentVariable = "SHARE_RECOVERY_WEBHOOK_SECRET"
+    /// The largest request body the contract allows.
+    public static let defaultMaximumBodySize = 256 * 1024
+
+    /// The address to bind; `127.0.0.1` unless the server must be reachable from other machines.
+    public var host: String
+    /// The TCP port; 0 picks a free one (reported through `onStarted`).
+    public var port: Int
+    /// Where state lives.
+    public var database: Database
+    /// The 32-byte master key that encrypts the custodian's secrets at rest and keys tokens and code hashes.
+    /// `nil`: the ``masterKeyEnvironmentVariable`` when set, else (SQLite only) the demo file
+    /// `<database path>.master-key`, generated on first start with mode 0600.
+    public var masterKey: SecretSource?
+    /// The shared secret integrators send as `X-Webhook-Secret` (and the server sends to the fetch webhook).
+    /// `nil`: the ``webhookSecretEnvironmentVariable`` when set, else (SQLite only) the demo file
+    /// `<database path>.webhook-secret`, generated on first start with mode 0600.
+    public var webhookSecret: SecretSource?
+    /// The integrator's webhook base URL: recovery sessions fetch custodian backup shares from
+    /// `{webhookBase}/backup/fetch`. `nil`: this server's own `/webhook` (it is its own integrator).
+    public var webhookBase: String?
+    /// How one-time codes reach users. `nil`: a ``FileOTPSender`` on `share-recovery-otp.jsonl` (demo).
+    public var otpSender: (any OTPSender)?
+    /// Lifetime of issued tokens, in seconds.
+    public var tokenLifetimeSeconds: Int
+    /// Lifetime of an OTP flow, in seconds.
+    public var flowLifetimeSeconds: Int
+    /// Lifetime of a resharing session, in seconds.
+    public var sessionLifetimeSeconds: Int
+    /// Timeout of calls to the integrator's fetch webhook, in seconds.
+    public var webhookTimeoutSeconds: Int
+    /// Largest accepted request body in bytes (413 beyond).
+    public var maximumBodySize: Int
+    /// OTP rate limits.
+    public var rateLimits: RateLimits
+    /// The server's logger.
+    public var logger: Logger
+    /// The clock (tests move it to expire flows and tokens).
+    package var clock: ServerClock
+
+    /// Creates a configuration; every parameter has the demo default.
+    /// - Parameters:
+    ///   - host: Bind address.
+    ///   - port: TCP port (0: any free port).
+    ///   - database: SQLite path or PostgreSQL URL.
+    ///   - masterKey: The master key's source.
+    ///   - webhookSecret: The webhook secret's source.
+    ///   - webhookBase: The integrator's webhook base URL.
+    ///   - otpSender: How one-time codes are delivered.
+    ///   - tokenLifetimeSeconds: Token lifetime (default 10 minutes).
+    ///   - flowLifetimeSeconds: OTP flow lifetime (default 10 minutes).
+    ///   - sessionLifetimeSeconds: Resharing session lifetime (default 15 minutes).
+    ///   - rateLimits: OTP rate limits.
+    ///   - logger: The logger.
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, database: Database = .sqlite(path: "share-recovery.sqlite"),
+        masterKey: SecretSource? = nil, webhookSecret: SecretSource? = nil, webhookBase: String? = nil,
+        otpSender: (any OTPSender)? = nil, tokenLifetimeSeconds: Int = 600, flowLifetimeSeconds: Int = 600,
+        sessionLifetimeSeconds: Int = 900, rateLimits: RateLimits = .standard,
+        logger: Logger = Logger(label: "share-recovery-server")
+    ) {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.masterKey = masterKey
+        self.webhookSecret = webhookSecret
+        self.webhookBase = webhookBase
+        self.otpSender = otpSender
+        self.tokenLifetimeSeconds = tokenLifetimeSeconds
+        self.flowLifetimeSeconds = flowLifetimeSeconds
+        self.sessionLifetimeSeconds = sessionLifetimeSeconds
+        self.webhookTimeoutSeconds = 10
+        self.maximumBodySize = Self.defaultMaximumBodySize
+        self.rateLimits = rateLimits
+        self.logger = logger
+        self.clock = .system
+    }
+}

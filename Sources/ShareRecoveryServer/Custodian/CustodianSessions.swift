@@ -1,0 +1,244 @@
+import HTTPTypes
+import ShareCrypto
+import ShareRecovery
+
+/// The custodian role of FORMATS.md §3 behind `/recovery/sessions`: the same steps as ``LocalCustodian``,
+/// with every step's state in the database (secrets sealed under the master key) so any server process can
+/// take the next call.
+struct CustodianSessions: Sendable {
+    /// Why a set is reshared.
+    enum Purpose: String, Sendable {
+        case backup
+        case recovery
+
+        /// The token purpose a session of this kind needs.
+        var tokenPurpose: TokenPurpose { self == .backup ? .addOrUpdateRecovery : .recover }
+    }
+
+    let state: ServerState
+
+    // MARK: Open
+
+    /// Plans the resharing, deals the custodian's shares and stores the session.
+    /// - Returns: The 201 body: `sessionId`, `plan`, `custodianDealings`, `custodianKey`.
+    func open(clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8])
+        async throws
+        -> JSONValue
+    {
+        let client = clientShare
+        let dealers: [ShareRecord]
+        let newKind: SetKind
+        let newGeneration: UInt32
+        var expectedSet = ""
+        let own = try await signingShares(clientId: clientId)
+        switch purpose {
+        case .backup:
+            guard client.kind == .signing else {
+                throw APIError(
+                    .badRequest, .invalidParameters,
+                    "a backup reshares a signing share; clientShare is a \(client.kind) share")
+            }
+            let matching = own.filter { $0.isSameSet(as: client) && $0.partyIndex != client.partyIndex }
+            dealers = Array(matching.sorted { $0.partyIndex < $1.partyIndex }.prefix(client.threshold - 1))
+            guard dealers.count == client.threshold - 1 else {
+                throw APIError(.notFound, .noMatchingShare, "the custodian holds no signing share of this set")
+            }
+            newKind = .backup
+            newGeneration = client.generation
+        case .recovery:
+            let candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase)
+            let selector = CustodianShareSelector(custodianKey: state.custodianKey)
+            dealers = try checkingClientInput {
+                try selector.select(for: client, method: method, candidates: candidates).get()
+            }
+            newKind = .signing
+            // One more than the newest signing generation the custodian knows (FORMATS.md §3).
+            let newest = max(own.map(\.generation).max() ?? client.generation, client.generation)
+            guard newest < UInt32.max else {
+                throw APIError(.badRequest, .invalidParameters, "the generation cannot be advanced")
+            }
+            newGeneration = newest + 1
+            expectedSet = own.first?.setId.hex ?? ""
+        }
+        var setId = SetID.random()
+        while setId == client.setId { setId = SetID.random() }
+        let plan = try checkingClientInput {
+            try ResharingPlan(
+                oldSet: client, dealers: [client.partyIndex] + dealers.map(\.partyIndex),
+                newThreshold: client.threshold,
+                newParties: client.parties, newKind: newKind, newGeneration: newGeneration, newSetId: setId)
+        }
+        let dealings = try dealers.map { try ResharingDealer.deal(share: $0, plan: plan) }
+        let sessionKey = SealingKeyPair()
+        let sessionId = Hex.encode(SystemRandom().bytes(count: 16))
+
+        // The client receives only its own sub-share of each custodian dealing, sealed to its session key.
+        let offered = try checkingClientInput {
+            try dealings.map { try SessionWire.encode($0, sealingTo: [client.partyIndex: clientKey]) }
+        }
+        let ownParties = Self.ownParties(plan)
+        var secretParts = [sessionKey.secretKey]
+        for dealing in dealings {
+            for party in ownParties {
+                guard let subShare = dealing.subShares[party] else {
+                    throw ShareRecoveryError(.invalidParameters, "a dealing lacks a sub-share")
+                }
+                secretParts.append(subShare.rawRepresentation)
+            }
+        }
+        let sealedSecrets = try state.sealer.seal(
+            SecureBytes.concatenating(secretParts), table: "recovery_sessions", row: [sessionId, "secrets"])
+        let publicDealings = JSONValue.array(
+            dealings.map {
+                .object([
+                    ("dealerIndex", .number(String($0.dealerIndex))),
+                    ("commitments", SessionWire.encode(points: $0.commitments)),
+                ])
+            })
+        try await state.storage.createSession(
+            SessionRecord(
+                id: sessionId, clientId: clientId, purpose: purpose.rawValue, method: method.name, state: .open,
+                planJSON: JSONWriter.write(SessionWire.encode(plan)), dealingsJSON: JSONWriter.write(publicDealings),
+                expectedSet: expectedSet, sealedSecrets: sealedSecrets, sealedPending: nil,
+                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
+        return .object([
+            ("sessionId", .string(sessionId)),
+            ("plan", SessionWire.encode(plan)),
+            ("custodianDealings", .array(offered)),
+            ("custodianKey", .string(Hex.encode(sessionKey.publicKey))),
+        ])
+    }
+
+    // MARK: Finish
+
+    /// Receives the client's dealing, computes the custodian's new shares (§3 steps 2–5) and keeps them as pending.
+    /// - Returns: The 200 body: `newCommitments` and `custodianBackupShares` (empty for a recovery).
+    func finish(_ session: SessionRecord, clientDealing: JSONValue) async throws -> JSONValue {
+        guard session.state == .open else { throw APIError.conflict("the session is already finished") }
+        let plan = try SessionWire.decodePlan(try StrictJSON.parse(session.planJSON))
+        guard let purpose = Purpose(rawValue: session.purpose), let method = BackupMethod(name: session.method) else {
+            throw ShareRecoveryError(.storageFailure, "unknown session purpose or method")
+        }
+        let ownParties = Self.ownParties(plan)
+        let secrets = try state.sealer.open(
+            session.sealedSecrets, table: "recovery_sessions", row: [session.id, "secrets"])
+        let publicDealings = try StrictJSON.parse(session.dealingsJSON)
+        guard case .array(let entries) = publicDealings, secrets.count == 32 + entries.count * ownParties.count * 32
+        else {
+            throw ShareRecoveryError(.storeCorrupted, "the session's secrets do not match its dealings")
+        }
+        let sessionKey = try SealingKeyPair(secretKey: try secrets.slice(0..<32))
+        var custodianDealings: [Dealing] = []
+        var offset = 32
+        for entry in entries {
+            guard case .number(let indexText) = try SessionWire.member(entry, "dealerIndex"),
+                let dealerIndex = Int(indexText)
+            else {
+                throw ShareRecoveryError(.storeCorrupted, "a stored dealing has no dealer index")
+            }
+            let commitments = try SessionWire.decodePoints(
+                try SessionWire.member(entry, "commitments"), curve: plan.oldSet.curve)
+            var subShares: [Int: Scalar] = [:]
+            for party in ownParties {
+                subShares[party] = try Scalar(secure: try secrets.slice(offset..<offset + 32), curve: plan.oldSet.curve)
+                offset += 32
+            }
+            custodianDealings.append(Dealing(dealerIndex: dealerIndex, commitments: commitments, subShares: subShares))
+        }
+
+        let received = try checkingClientInput {
+            try SessionWire.decodeDealing(clientDealing, curve: plan.oldSet.curve, openingWith: sessionKey)
+        }
+        guard received.dealerIndex == plan.oldSet.partyIndex else {
+            throw APIError(
+                .badRequest, .dealerCheckFailed, "the client's dealing must come from party \(plan.oldSet.partyIndex)")
+        }
+        let dealings = custodianDealings + [received]
+        let newShares = try checkingClientInput {
+            try ownParties.map { try ResharingReceiver.receive(partyIndex: $0, plan: plan, dealings: dealings) }
+        }
+        var backupShares: [JSONValue] = []
+        var sealedPending: [UInt8]?
+        switch purpose {
+        case .backup:
+            backupShares = try newShares.map {
+                .string(
+                    try CustodianBackupShare(
+                        sealing: $0, method: method, custodianPublicKey: state.custodianKey.publicKey
+                    ).json)
+            }
+        case .recovery:
+            var parts: [SecureBytes] = []
+            for share in newShares {
+                let binary = try share.binary()
+                parts.append(SecureBytes(copying: [UInt8(binary.count >> 8), UInt8(binary.count & 0xFF)]))
+                parts.append(binary)
+            }
+            sealedPending = try state.sealer.seal(
+                SecureBytes.concatenating(parts), table: "recovery_sessions", row: [session.id, "pending"])
+        }
+        guard try await state.storage.finishSession(id: session.id, sealedPending: sealedPending, now: state.now) else {
+            throw APIError.conflict("the session is already finished")
+        }
+        return .object([
+            ("newCommitments", SessionWire.encode(points: newShares[0].commitments)),
+            ("custodianBackupShares", .array(backupShares)),
+        ])
+    }
+
+    // MARK: Confirm
+
+    /// Makes the pending set current. For a recovery the old signing set is dropped in the same transaction.
+    func confirm(_ session: SessionRecord) async throws {
+        guard session.state == .finished else { throw APIError.conflict("the session is not finished") }
+        var newShares: [SealedSigningShare]?
+        if session.purpose == Purpose.recovery.rawValue {
+            guard let sealed = session.sealedPending else {
+                throw ShareRecoveryError(.storeCorrupted, "a finished recovery session has no pending shares")
+            }
+            let pending = try state.sealer.open(sealed, table: "recovery_sessions", row: [session.id, "pending"])
+            var shares: [SealedSigningShare] = []
+            var offset = 0
+            while offset < pending.count {
+                let length = try pending.slice(offset..<offset + 2).withUnsafeBytes { Int($0[0]) << 8 | Int($0[1]) }
+                let record = try ShareRecord(binary: try pending.slice(offset + 2..<offset + 2 + length))
+                offset += 2 + length
+                shares.append(try sealedSigningShare(record, clientId: session.clientId))
+            }
+            newShares = shares
+        }
+        switch try await state.storage.confirmSession(id: session.id, newShares: newShares, now: state.now) {
+        case .done: return
+        case .notFound, .tokenSpent: throw APIError.notFound("no such session")
+        }
+    }
+
+    // MARK: Signing shares
+
+    /// The custodian's current signing shares of a client, opened.
+    func signingShares(clientId: String) async throws -> [ShareRecord] {
+        try await state.storage.signingShares(clientId: clientId).map { stored in
+            let binary = try state.sealer.open(
+                stored.sealedRecord, table: "signing_shares", row: [clientId, String(stored.partyIndex), stored.setId])
+            let record = try ShareRecord(binary: binary)
+            guard record.partyIndex == stored.partyIndex, record.setId.hex == stored.setId else {
+                throw ShareRecoveryError(.storeCorrupted, "a signing share disagrees with its row")
+            }
+            return record
+        }
+    }
+
+    /// A signing share sealed for its row.
+    func sealedSigningShare(_ record: ShareRecord, clientId: String) throws -> SealedSigningShare {
+        SealedSigningShare(
+            partyIndex: record.partyIndex, setId: record.setId.hex, generation: record.generation,
+            sealedRecord: try state.sealer.seal(
+                try record.binary(), table: "signing_shares",
+                row: [clientId, String(record.partyIndex), record.setId.hex]))
+    }
+
+    /// The custodian's parties of the new set: every index but the client's.
+    static func ownParties(_ plan: ResharingPlan) -> [Int] {
+        (1...plan.newParties).filter { $0 != plan.oldSet.partyIndex }
+    }
+}

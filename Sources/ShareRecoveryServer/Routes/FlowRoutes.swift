@@ -1,0 +1,117 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import ShareCrypto
+import ShareRecovery
+
+/// OTP recovery flows: a six-digit code goes out through the ``OTPSender``; verifying it issues a token.
+extension ServerRoutes {
+    /// `POST /recovery/flows` `{"identifier", "purpose"?}` → 201 `{"flowId", "expiresAt"}`.
+    func createFlow(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let body = try await RequestReading.jsonObject(request, limit: limit)
+        try body.expect(required: ["identifier"], optional: ["purpose"])
+        let identifier = try body.identifier("identifier")
+        let purpose =
+            try body.optionalString("purpose").map { (name) throws(APIError) -> TokenPurpose in
+                guard let purpose = TokenPurpose(rawValue: name) else {
+                    throw APIError.badRequest("purpose must be recover, addOrUpdateRecovery or deleteRecovery")
+                }
+                return purpose
+            } ?? .recover
+        let now = state.now
+        let flowId = Hex.encode(SystemRandom().bytes(count: 16))
+        let code = Self.randomCode()
+        let expiresAt = now + Int64(state.configuration.flowLifetimeSeconds)
+        let flow = FlowRecord(
+            id: flowId, identifier: identifier, purpose: purpose, codeHash: codeHash(flowId: flowId, code: code),
+            expiresAt: expiresAt)
+        guard
+            try await state.storage.createFlow(
+                flow, address: context.remoteAddress, limits: state.configuration.rateLimits, now: now)
+        else {
+            throw rateLimited(state.configuration.rateLimits.flowCreationPerIdentifier.windowSeconds)
+        }
+        do {
+            try await state.otpSender.send(
+                OTPMessage(
+                    identifier: identifier, flowId: flowId, purpose: purpose.rawValue,
+                    expiresAt: RFC3339.format(expiresAt), code: code))
+        } catch {
+            state.logger.error("OTP delivery failed", metadata: ["flowId": "\(flowId)", "error": "\(error)"])
+            throw APIError(.badGateway, .sourceFailure, "the one-time code could not be delivered")
+        }
+        // Housekeeping on about one flow creation in sixteen: cheap, and no process has to own it.
+        if SystemRandom().bytes(count: 1)[0] < 16 { try? await state.storage.purgeExpired(now: now) }
+        return JSONResponse.json(
+            .object([("flowId", .string(flowId)), ("expiresAt", .string(RFC3339.format(expiresAt)))]), status: .created)
+    }
+
+    /// `POST /recovery/flows/{flowId}/verify` `{"code"}` → 200 `{"token", "purpose", "expiresAt"}`.
+    func verifyFlow(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let flowId = try RequestReading.issuedIdentifier(context, "flowId", what: "recovery flow")
+        let body = try await RequestReading.jsonObject(request, limit: limit)
+        try body.expect(required: ["code"])
+        let text = try body.string("code")
+        guard text.utf8.count == 6, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else {
+            throw APIError.badRequest("code must be six digits")
+        }
+        let expected = codeHash(flowId: flowId, code: SecureBytes(copying: Array(text.utf8)))
+        let now = state.now
+        let outcome = try await state.storage.verifyFlow(
+            id: flowId, address: context.remoteAddress, limits: state.configuration.rateLimits,
+            maximumWrongAttempts: ServerState.maximumWrongAttempts, now: now
+        ) { stored in
+            // SecureBytes == is constant time.
+            SecureBytes(copying: stored) == SecureBytes(copying: expected)
+        }
+        switch outcome {
+        case .verified(let identifier, let purpose):
+            let issued = state.tokens.issue(
+                userId: identifier, purpose: purpose, now: now,
+                lifetime: Int64(state.configuration.tokenLifetimeSeconds))
+            return JSONResponse.json(
+                .object([
+                    ("token", .string(issued.text)), ("purpose", .string(purpose.rawValue)),
+                    ("expiresAt", .string(RFC3339.format(issued.token.expiresAt))),
+                ]))
+        case .wrongCode(let remaining):
+            throw APIError(
+                .unauthorized, .wrongCode, "wrong code; \(remaining) attempt\(remaining == 1 ? "" : "s") left")
+        case .ended(let reason):
+            throw APIError(.gone, .flowEnded, reason)
+        case .notFound:
+            throw APIError.notFound("no such recovery flow")
+        case .rateLimited:
+            throw rateLimited(state.configuration.rateLimits.verifyPerIdentifier.windowSeconds)
+        }
+    }
+
+    /// HMAC-SHA256(otp key, flowId || 0x00 || code): the database never holds a code.
+    func codeHash(flowId: String, code: SecureBytes) -> [UInt8] {
+        let message = SecureBytes.concatenating([SecureBytes(copying: Array(flowId.utf8) + [0]), code])
+        return message.withUnsafeBytes { HMACSHA256.authenticate(Array($0), key: state.otpKey) }.revealedBytes()
+    }
+
+    private func rateLimited(_ windowSeconds: Int) -> APIError {
+        APIError(.tooManyRequests, .rateLimited, "too many attempts; retry in up to \(windowSeconds) seconds")
+    }
+
+    /// Six uniformly random digits (rejection sampling over 32-bit values).
+    static func randomCode() -> SecureBytes {
+        let random = SystemRandom()
+        while true {
+            let value = random.secureBytes(count: 4).withUnsafeBytes { bytes in
+                bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            }
+            guard value < 4_294_000_000 else { continue }
+            var number = value % 1_000_000
+            return SecureBytes(count: 6) { out in
+                for index in (0..<6).reversed() {
+                    out[index] = UInt8(ascii: "0") + UInt8(number % 10)
+                    number /= 10
+                }
+            }
+        }
+    }
+}

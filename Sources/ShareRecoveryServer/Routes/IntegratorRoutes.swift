@@ -1,0 +1,61 @@
+import Hummingbird
+import ShareRecovery
+
+/// Integrator backup API: cipherTexts per user and method.
+extension ServerRoutes {
+    /// `PUT /users/{userId}/user-backup-share?backupMethod=M` — single use of an `addOrUpdateRecovery` token.
+    func putCipherText(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let userId = try RequestReading.pathParameter(context, "userId")
+        let method = try RequestReading.backupMethodQuery(request)
+        let token = try token(request, userId: userId, purposes: [.addOrUpdateRecovery])
+        let body = try await RequestReading.jsonObject(request, limit: limit)
+        try body.expect(required: ["cipherText"])
+        let text = try body.string("cipherText")
+        let cipherText = try checkingClientInput { try CipherText(base64: text) }
+        guard cipherText.method == method else {
+            throw APIError(
+                .badRequest, .unsupportedMethod,
+                "the cipherText is a \(cipherText.method.apiName) backup, not \(method.apiName)")
+        }
+        switch try await state.storage.putCipherText(
+            cipherText.base64, userId: userId, method: method, token: token, now: state.now)
+        {
+        case .done: return JSONResponse.noContent()
+        case .tokenSpent, .notFound: throw APIError.unauthorized("the token was already used")
+        }
+    }
+
+    /// `GET /users/{userId}/user-backup-share?backupMethod=M` — a `recover` token.
+    func getCipherText(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let userId = try RequestReading.pathParameter(context, "userId")
+        let method = try RequestReading.backupMethodQuery(request)
+        _ = try token(request, userId: userId, purposes: [.recover])
+        try await RequestReading.emptyBody(request, limit: limit)
+        guard let text = try await state.storage.cipherText(userId: userId, method: method) else {
+            throw APIError.notFound("no cipherText for this user and method")
+        }
+        return JSONResponse.json(.object([("cipherText", .string(text))]))
+    }
+
+    /// `DELETE /users/{userId}/user-backup-share?backupMethod=M` — single use of a `deleteRecovery` token.
+    func deleteCipherText(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let userId = try RequestReading.pathParameter(context, "userId")
+        let method = try RequestReading.backupMethodQuery(request)
+        let token = try token(request, userId: userId, purposes: [.deleteRecovery])
+        try await RequestReading.emptyBody(request, limit: limit)
+        switch try await state.storage.deleteCipherText(userId: userId, method: method, token: token) {
+        case .done: return JSONResponse.noContent()
+        case .notFound: throw APIError.notFound("no cipherText for this user and method")
+        case .tokenSpent: throw APIError.unauthorized("the token was already used")
+        }
+    }
+
+    /// `GET /users/{userId}/recovery-methods` — a token of any purpose.
+    func recoveryMethods(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let userId = try RequestReading.pathParameter(context, "userId")
+        _ = try token(request, userId: userId, purposes: nil)
+        try await RequestReading.emptyBody(request, limit: limit)
+        let methods = try await state.storage.storedMethods(userId: userId)
+        return JSONResponse.json(.object([("methods", .array(methods.map { .string($0.apiName) }))]))
+    }
+}

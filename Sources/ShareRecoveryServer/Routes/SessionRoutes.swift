@@ -1,0 +1,102 @@
+import Hummingbird
+import ShareCrypto
+import ShareRecovery
+
+/// Custodian resharing sessions (FORMATS.md §3) and the demo wallet registration.
+extension ServerRoutes {
+    /// `POST /custodian/wallets` `{"clientId", "sealedShare"}` → 204 (webhook secret): registers one of the
+    /// custodian's signing shares after a client-side key generation.
+    func registerWallet(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        try requireWebhookSecret(request)
+        let body = try await RequestReading.jsonObject(request, limit: limit)
+        try body.expect(required: ["clientId", "sealedShare"])
+        let clientId = try body.identifier("clientId")
+        guard let sealed = Base64.decode(try body.string("sealedShare")) else {
+            throw APIError.badRequest("sealedShare must be canonical base64")
+        }
+        let record = try checkingClientInput { () throws -> ShareRecord in
+            let binary: SecureBytes
+            do {
+                binary = try SealedBox.open(sealed, with: state.custodianKey)
+            } catch {
+                throw ShareRecoveryError(.unsealFailed, "sealedShare does not open with the custodian key")
+            }
+            return try ShareRecord(binary: binary)
+        }
+        guard record.kind == .signing, record.partyIndex != 1 else {
+            throw APIError(.badRequest, .invalidParameters, "the custodian holds signing shares of parties 2…n only")
+        }
+        try await state.storage.registerSigningShare(
+            clientId: clientId, share: try sessions.sealedSigningShare(record, clientId: clientId))
+        return JSONResponse.noContent()
+    }
+
+    /// `POST /recovery/sessions` → 201 with the plan and the custodian's dealings.
+    func openSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let token = try verifiedToken(request)
+        let body = try await RequestReading.jsonObject(request, limit: limit)
+        try body.expect(required: ["clientId", "purpose", "backupMethod", "clientShare", "clientKey"])
+        let clientId = try body.identifier("clientId")
+        guard let purpose = CustodianSessions.Purpose(rawValue: try body.string("purpose")) else {
+            throw APIError.badRequest("purpose must be backup or recovery")
+        }
+        guard token.userId == clientId else { throw APIError.forbidden("the token is for another user") }
+        guard token.purpose == purpose.tokenPurpose else {
+            throw APIError.forbidden("a \(purpose.rawValue) session needs a \(purpose.tokenPurpose.rawValue) token")
+        }
+        guard let method = BackupMethod(apiName: try body.string("backupMethod")) else {
+            throw APIError(.badRequest, .unsupportedMethod, "unknown backupMethod")
+        }
+        guard let shareValue = body.member("clientShare") else { throw APIError.badRequest("missing clientShare") }
+        let clientShare = try checkingClientInput { try ShareRecord(jsonValue: shareValue) }
+        guard clientShare.secret == nil else {
+            throw APIError.badRequest("clientShare must be a public description, without its secret")
+        }
+        guard let clientKey = Hex.decode(try body.string("clientKey")), clientKey.count == 32 else {
+            throw APIError.badRequest("clientKey must be 64 lowercase hex digits")
+        }
+        let offer = try await sessions.open(
+            clientId: clientId, purpose: purpose, method: method, clientShare: clientShare, clientKey: clientKey)
+        return JSONResponse.json(offer, status: .created)
+    }
+
+    /// `POST /recovery/sessions/{id}/finish` `{"clientDealing"}` → 200 with the new commitments.
+    func finishSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let session = try await authorisedSession(request, context)
+        let body = try await RequestReading.jsonObject(request, limit: limit)
+        try body.expect(required: ["clientDealing"])
+        guard let dealing = body.member("clientDealing") else { throw APIError.badRequest("missing clientDealing") }
+        return JSONResponse.json(try await sessions.finish(session, clientDealing: dealing))
+    }
+
+    /// `POST /recovery/sessions/{id}/confirm` → 204: the pending set becomes current.
+    func confirmSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let session = try await authorisedSession(request, context)
+        try await RequestReading.emptyBody(request, limit: limit)
+        try await sessions.confirm(session)
+        return JSONResponse.noContent()
+    }
+
+    /// `DELETE /recovery/sessions/{id}` → 204: abandons the session; nothing else changes.
+    func abortSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let session = try await authorisedSession(request, context)
+        try await RequestReading.emptyBody(request, limit: limit)
+        guard try await state.storage.deleteSession(id: session.id) else { throw APIError.notFound("no such session") }
+        return JSONResponse.noContent()
+    }
+
+    /// The session named in the path, for a token of its client and purpose (401 before 404 before 403).
+    private func authorisedSession(_ request: Request, _ context: ServerRequestContext) async throws -> SessionRecord {
+        let token = try verifiedToken(request)
+        let id = try RequestReading.issuedIdentifier(context, "sessionId", what: "session")
+        guard let session = try await state.storage.session(id: id, now: state.now) else {
+            throw APIError.notFound("no such session")
+        }
+        guard token.userId == session.clientId else { throw APIError.forbidden("the token is for another user") }
+        let purpose = CustodianSessions.Purpose(rawValue: session.purpose)?.tokenPurpose
+        guard token.purpose == purpose else {
+            throw APIError.forbidden("the token's purpose does not match the session")
+        }
+        return session
+    }
+}

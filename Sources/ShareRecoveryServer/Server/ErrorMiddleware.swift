@@ -1,0 +1,71 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+import ShareRecovery
+
+/// The catch-all: every error a route throws becomes `{"error": {"code", "message"}}`. ``APIError``s keep
+/// their status; Hummingbird's own errors (unknown route, oversized body) keep theirs with a matching code;
+/// anything else is logged and answered with a generic 500, so no internal detail reaches clients.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as HTTPParserError {
+            // Malformed HTTP: Hummingbird answers and closes the connection itself.
+            throw error
+        } catch let error as APIError {
+            if error.status.code >= 500 {
+                logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            }
+            response = JSONResponse.error(error)
+        } catch let error as any HTTPResponseError {
+            let code: ShareRecoveryError.Code =
+                switch error.status.code {
+                case 404: .notFound
+                case 405: .notFound
+                case 413: .payloadTooLarge
+                case 400..<500: .malformedInput
+                default: .internalError
+                }
+            let message =
+                error.status.code == 404 || error.status.code == 405 ? "no such route" : error.status.reasonPhrase
+            response = JSONResponse.error(
+                APIError(error.status.code >= 500 ? .internalServerError : error.status, code, message))
+        } catch {
+            logger.error(
+                "unexpected failure",
+                metadata: ["path": "\(request.uri.path)", "error": "\(String(reflecting: error))"])
+            response = JSONResponse.error(.internalError)
+        }
+        // Tokens, codes and shares pass through here: nothing may be cached.
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+}
+
+/// JSON responses.
+enum JSONResponse {
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: JSONWriter.write(value))))
+    }
+
+    static func noContent() -> Response { Response(status: .noContent) }
+
+    static func error(_ error: APIError) -> Response {
+        json(
+            .object([
+                ("error", .object([("code", .string(error.code.description)), ("message", .string(error.message))]))
+            ]),
+            status: error.status)
+    }
+}

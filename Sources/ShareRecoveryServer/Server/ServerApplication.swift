@@ -1,0 +1,165 @@
+public import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import ShareCrypto
+import ShareRecovery
+import Synchronization
+
+/// The Hummingbird application type of the reference server.
+public typealias ShareRecoveryServerApplication = Application<RouterResponder<ServerRequestContext>>
+
+/// Builds the reference server: opens (and migrates) the database, loads or creates the custodian key, and
+/// wires every route. Run the result with `runService()` or inside a `ServiceGroup`.
+///
+/// - Parameters:
+///   - configuration: The server's configuration.
+///   - onStarted: Called with the bound port once the server accepts connections.
+/// - Returns: The application; its services close the database when it shuts down.
+/// - Throws: ``ShareRecoveryError`` with `invalidParameters` for a bad configuration (missing master key,
+///   malformed PostgreSQL URL), or the database's error when it cannot be opened or migrated.
+public func makeServerApplication(
+    _ configuration: ServerConfiguration, onStarted: @escaping @Sendable (Int) -> Void = { _ in }
+) async throws -> ShareRecoveryServerApplication {
+    let masterKeySource: ServerConfiguration.SecretSource
+    let webhookSecretSource: ServerConfiguration.SecretSource
+    let storage: any ServerStorage
+    switch configuration.database {
+    case .sqlite(let path):
+        masterKeySource =
+            configuration.masterKey
+            ?? defaultSource(
+                ServerConfiguration.masterKeyEnvironmentVariable, demoFile: path + ".master-key")
+        webhookSecretSource =
+            configuration.webhookSecret
+            ?? defaultSource(
+                ServerConfiguration.webhookSecretEnvironmentVariable, demoFile: path + ".webhook-secret")
+        storage = try SQLiteStorage(path: path)
+    case .postgres(let url):
+        let location = try PostgresLocation(url: url)
+        guard
+            let master = configuration.masterKey ?? environmentSource(ServerConfiguration.masterKeyEnvironmentVariable)
+        else {
+            throw ShareRecoveryError(
+                .invalidParameters,
+                "with PostgreSQL the master key must be given (a file, or \(ServerConfiguration.masterKeyEnvironmentVariable))"
+            )
+        }
+        guard
+            let secret = configuration.webhookSecret
+                ?? environmentSource(ServerConfiguration.webhookSecretEnvironmentVariable)
+        else {
+            throw ShareRecoveryError(
+                .invalidParameters,
+                "with PostgreSQL the webhook secret must be given (a file, or \(ServerConfiguration.webhookSecretEnvironmentVariable))"
+            )
+        }
+        masterKeySource = master
+        webhookSecretSource = secret
+        storage = PostgresStorage(location: location, logger: configuration.logger)
+    }
+    do {
+        let keys = try DerivedKeys(masterKey: try SecretLoading.masterKey(masterKeySource))
+        let webhookSecret = try SecretLoading.webhookSecret(webhookSecretSource)
+        try await storage.migrate()
+        let sealer = AtRestSealer(key: keys.atRest)
+        let custodianKey = try await ServerState.loadCustodianKey(
+            storage: storage, sealer: sealer, now: configuration.clock.now)
+        let state = ServerState(
+            configuration: configuration, storage: storage, keys: keys, webhookSecret: webhookSecret,
+            otpSender: configuration.otpSender ?? FileOTPSender(path: "share-recovery-otp.jsonl"),
+            custodianKey: custodianKey)
+
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: ErrorMiddleware(logger: configuration.logger))
+        ServerRoutes(state: state).register(on: router)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            services: [StorageService(storage: storage)],
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                state.serverStarted(port: port)
+                configuration.logger.info("share-recovery server listening", metadata: ["port": "\(port)"])
+                onStarted(port)
+            },
+            logger: configuration.logger)
+    } catch {
+        await storage.close()
+        throw error
+    }
+}
+
+/// Runs the reference server until SIGINT or SIGTERM.
+/// - Parameters:
+///   - configuration: The server's configuration.
+///   - onStarted: Called with the bound port once the server accepts connections (the CLI prints it).
+/// - Throws: As ``makeServerApplication(_:onStarted:)``, or when the address cannot be bound.
+public func runServer(_ configuration: ServerConfiguration, onStarted: @escaping @Sendable (Int) -> Void = { _ in })
+    async throws
+{
+    let application = try await makeServerApplication(configuration, onStarted: onStarted)
+    try await application.runService()
+}
+
+/// A server running in the background of this process (tests, demos, embedding).
+public final class RunningServer: Sendable {
+    /// The bound port.
+    public let port: Int
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    private init(port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.port = port
+        self.group = group
+        self.task = task
+    }
+
+    /// The server's base URL, `http://127.0.0.1:<port>` (or the configured host).
+    public func baseURL(host: String = "127.0.0.1") -> String { "http://\(host):\(port)" }
+
+    /// Builds and starts a server, returning once it accepts connections.
+    /// - Parameter configuration: The server's configuration (port 0 picks a free port).
+    /// - Throws: As ``makeServerApplication(_:onStarted:)``, or when the address cannot be bound.
+    public static func start(_ configuration: ServerConfiguration) async throws -> RunningServer {
+        let (ports, continuation) = AsyncThrowingStream<Int, any Error>.makeStream()
+        let application = try await makeServerApplication(configuration) { port in continuation.yield(port) }
+        let group = ServiceGroup(
+            configuration: .init(services: [application], gracefulShutdownSignals: [], logger: configuration.logger))
+        let task = Task {
+            do {
+                try await group.run()
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+                throw error
+            }
+        }
+        for try await port in ports { return RunningServer(port: port, group: group, task: task) }
+        throw ShareRecoveryError(.internalError, "the server stopped before it started listening")
+    }
+
+    /// Stops accepting connections, finishes requests in flight, closes the database.
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+}
+
+/// Closes the storage when the application shuts down (after the HTTP server, which is shut down first).
+private struct StorageService: Service {
+    let storage: any ServerStorage
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await storage.close()
+    }
+}
+
+private func environmentSource(_ name: String) -> ServerConfiguration.SecretSource? {
+    SecretLoading.environment(name) == nil ? nil : .environment(name: name)
+}
+
+private func defaultSource(_ variable: String, demoFile: String) -> ServerConfiguration.SecretSource {
+    environmentSource(variable) ?? .generatedFile(path: demoFile)
+}

@@ -1,0 +1,17 @@
+public import Hummingbird
+import NIOCore
+
+/// The request context of the reference server: Hummingbird's core context plus the client's IP address,
+/// which the OTP rate limits count against.
+public struct ServerRequestContext: RequestContext {
+    /// Hummingbird's per-request storage.
+    public var coreContext: CoreRequestContextStorage
+    /// The peer's IP address as seen on the socket (no proxy headers are trusted).
+    public let remoteAddress: String
+
+    /// Creates the context for a request arriving on a channel.
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+}

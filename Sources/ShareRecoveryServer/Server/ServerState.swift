@@ -1,0 +1,83 @@
+import Logging
+import ShareCrypto
+import ShareRecovery
+import Synchronization
+
+/// Everything the routes share. Only constants live here (keys derived at start, the custodian key loaded
+/// once, the resolved webhook base): all state that changes lives in ``ServerStorage``.
+final class ServerState: Sendable {
+    let configuration: ServerConfiguration
+    let storage: any ServerStorage
+    let sealer: AtRestSealer
+    let tokens: TokenAuthority
+    let otpKey: SecureBytes
+    let webhookSecret: SecureBytes
+    let otpSender: any OTPSender
+    let fetcher: BackupShareFetcher
+    let custodianKey: SealingKeyPair
+    let logger: Logger
+    private let resolvedWebhookBase: Mutex<String?>
+
+    /// Five wrong codes end a flow.
+    static let maximumWrongAttempts = 5
+    static let custodianKeyName = "custodian-x25519"
+
+    init(
+        configuration: ServerConfiguration, storage: any ServerStorage, keys: DerivedKeys, webhookSecret: SecureBytes,
+        otpSender: any OTPSender, custodianKey: SealingKeyPair
+    ) {
+        self.configuration = configuration
+        self.storage = storage
+        sealer = AtRestSealer(key: keys.atRest)
+        tokens = TokenAuthority(key: keys.token)
+        otpKey = keys.otp
+        self.webhookSecret = webhookSecret
+        self.otpSender = otpSender
+        fetcher = BackupShareFetcher(secret: webhookSecret, timeoutSeconds: Int64(configuration.webhookTimeoutSeconds))
+        self.custodianKey = custodianKey
+        logger = configuration.logger
+        resolvedWebhookBase = Mutex(configuration.webhookBase.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+    }
+
+    var now: Int64 { configuration.clock.now }
+
+    /// The configured webhook base, or this server's own `/webhook` once the port is known.
+    var webhookBase: String {
+        resolvedWebhookBase.withLock { $0 } ?? "http://127.0.0.1:\(configuration.port)/webhook"
+    }
+
+    /// Called when the listener is bound: the default webhook base points at ourselves.
+    func serverStarted(port: Int) {
+        let host =
+            configuration.host == "0.0.0.0" || configuration.host == "::" || configuration.host.isEmpty
+            ? "127.0.0.1" : configuration.host
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        resolvedWebhookBase.withLock { base in
+            if base == nil { base = "http://\(hostPart):\(port)/webhook" }
+        }
+    }
+
+    /// Loads the custodian's X25519 key from storage, generating and storing it (sealed) on first start.
+    static func loadCustodianKey(storage: any ServerStorage, sealer: AtRestSealer, now: Int64) async throws
+        -> SealingKeyPair
+    {
+        let row = [custodianKeyName]
+        let stored = try await storage.serverKey(
+            name: custodianKeyName,
+            create: {
+                let fresh = SealingKeyPair()
+                return (fresh.publicKey, try sealer.seal(fresh.secretKey, table: "server_keys", row: row))
+            }, now: now)
+        let secret = try sealer.open(stored.sealed, table: "server_keys", row: row)
+        let pair: SealingKeyPair
+        do {
+            pair = try SealingKeyPair(secretKey: secret)
+        } catch {
+            throw ShareRecoveryError(.storeCorrupted, "the stored custodian key is unusable")
+        }
+        guard pair.publicKey == stored.publicKey else {
+            throw ShareRecoveryError(.storeCorrupted, "the stored custodian key does not match its public key")
+        }
+        return pair
+    }
+}

@@ -1,0 +1,127 @@
+/// The schema, in order. A migration is never edited once released: add a new one instead.
+enum Migrations {
+    /// Each migration's statements, with `{int}` and `{blob}` standing for the dialect's column types.
+    static let all: [[String]] = [
+        [
+            // Long-lived server secrets (the custodian's X25519 key), encrypted under the master key.
+            """
+            CREATE TABLE server_keys (
+                name TEXT PRIMARY KEY,
+                public_key {blob} NOT NULL,
+                sealed_secret {blob} NOT NULL,
+                created_at {int} NOT NULL
+            )
+            """,
+            // Integrator API: one cipherText per user and backup method.
+            """
+            CREATE TABLE cipher_texts (
+                user_id TEXT NOT NULL,
+                method TEXT NOT NULL,
+                cipher_text TEXT NOT NULL,
+                updated_at {int} NOT NULL,
+                PRIMARY KEY (user_id, method)
+            )
+            """,
+            // Custodian backup shares (FORMATS.md §6), one per client, method, curve and party of the newest set.
+            """
+            CREATE TABLE backup_shares (
+                client_id TEXT NOT NULL,
+                method TEXT NOT NULL,
+                curve TEXT NOT NULL,
+                party_index {int} NOT NULL,
+                set_id TEXT NOT NULL,
+                share_json TEXT NOT NULL,
+                delivered_at {int} NOT NULL,
+                PRIMARY KEY (client_id, method, curve, party_index)
+            )
+            """,
+            // The custodian's current signing shares (parties 2…n), encrypted under the master key.
+            """
+            CREATE TABLE signing_shares (
+                client_id TEXT NOT NULL,
+                party_index {int} NOT NULL,
+                set_id TEXT NOT NULL,
+                generation {int} NOT NULL,
+                sealed_record {blob} NOT NULL,
+                PRIMARY KEY (client_id, party_index)
+            )
+            """,
+            // OTP recovery flows: the code is kept only as a keyed hash.
+            """
+            CREATE TABLE recovery_flows (
+                id TEXT PRIMARY KEY,
+                identifier TEXT NOT NULL,
+                purpose TEXT NOT NULL,
+                code_hash {blob} NOT NULL,
+                wrong_attempts {int} NOT NULL,
+                state TEXT NOT NULL,
+                expires_at {int} NOT NULL
+            )
+            """,
+            "CREATE INDEX recovery_flows_expiry ON recovery_flows (expires_at)",
+            // Ids of single-use tokens already spent, until the token would have expired anyway.
+            """
+            CREATE TABLE spent_tokens (
+                token_id TEXT PRIMARY KEY,
+                expires_at {int} NOT NULL
+            )
+            """,
+            "CREATE INDEX spent_tokens_expiry ON spent_tokens (expires_at)",
+            // Fixed-window counters for rate limits.
+            """
+            CREATE TABLE rate_limits (
+                bucket TEXT PRIMARY KEY,
+                window_start {int} NOT NULL,
+                hits {int} NOT NULL
+            )
+            """,
+            // Resharing sessions (FORMATS.md §3, custodian side); secrets encrypted under the master key.
+            """
+            CREATE TABLE recovery_sessions (
+                id TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                purpose TEXT NOT NULL,
+                method TEXT NOT NULL,
+                state TEXT NOT NULL,
+                plan_json TEXT NOT NULL,
+                dealings_json TEXT NOT NULL,
+                expected_set TEXT NOT NULL,
+                sealed_secrets {blob} NOT NULL,
+                sealed_pending {blob},
+                expires_at {int} NOT NULL
+            )
+            """,
+            "CREATE INDEX recovery_sessions_expiry ON recovery_sessions (expires_at)",
+        ]
+    ]
+
+    /// The statements of a migration in a dialect.
+    static func statements(_ migration: [String], dialect: SQLDialect) -> [String] {
+        let (int, blob) = dialect == .sqlite ? ("INTEGER", "BLOB") : ("BIGINT", "BYTEA")
+        return migration.map {
+            $0.replacingOccurrences(of: "{int}", with: int).replacingOccurrences(of: "{blob}", with: blob)
+        }
+    }
+
+    /// Applies every migration not yet recorded, inside the caller's (locked) transaction.
+    static func apply(in transaction: any SQLTransaction, dialect: SQLDialect) async throws {
+        try await transaction.query(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version \(dialect == .sqlite ? "INTEGER" : "BIGINT") PRIMARY KEY)"
+        )
+        let applied = try await transaction.query("SELECT version FROM schema_migrations").map {
+            try $0.integer("version")
+        }
+        let done = Set(applied)
+        for (offset, migration) in all.enumerated() where !done.contains(Int64(offset + 1)) {
+            for statement in statements(migration, dialect: dialect) { try await transaction.query(statement) }
+            try await transaction.query(
+                "INSERT INTO schema_migrations (version) VALUES (?)", .integer(Int64(offset + 1)))
+        }
+    }
+}
+
+extension String {
+    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

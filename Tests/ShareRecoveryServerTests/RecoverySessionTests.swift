@@ -1,0 +1,218 @@
+import NIOHTTP1
+import ShareCrypto
+import ShareRecovery
+import Testing
+
+@testable import ShareRecoveryServer
+
+/// Complete backup and recovery sessions against the server, client side with ShareRecovery directly.
+@Suite("Resharing sessions")
+struct RecoverySessionTests {
+    struct Shape: Sendable, CustomTestStringConvertible {
+        let curve: Curve
+        let parties: Int
+        var testDescription: String { "\(curve) 2-of-\(parties)" }
+    }
+
+    static let cases: [(TestBackend, Shape)] =
+        TestBackend.available.map { ($0, Shape(curve: .secp256k1, parties: 2)) } + [
+            (.sqlite, Shape(curve: .ed25519, parties: 3))
+        ]
+
+    @Test("backup, lose the device, recover: new signing set current only after confirm", arguments: cases)
+    func backupAndRecovery(backend: TestBackend, shape: Shape) async throws {
+        try await TestWorld.with(backend, servers: 2) { world in
+            let client = SessionClient(world: world, clientId: "client-\(shape.curve)")
+            let signing = try KeyGeneration.generate(
+                curve: shape.curve, walletId: "w-1", threshold: 2, parties: shape.parties)
+            for share in signing.dropFirst() { try await client.register(share, server: 1) }
+            let oldSet = signing[0].setId.hex
+            #expect(try await client.storedSigningSets() == signing.dropFirst().map { "\($0.partyIndex):\(oldSet):0" })
+
+            // Backup: open on one server, finish on the other, confirm on the first.
+            let backupToken = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let backup = try await client.open(
+                purpose: "backup", method: .password, ownShare: signing[0], token: backupToken, server: 0)
+            #expect(backup.plan.newKind == .backup && backup.plan.newGeneration == 0)
+            let finished = try await client.finish(backup, token: backupToken, server: 1)
+            #expect(finished.status == 200)
+            #expect(finished.json?["newCommitments"] == SessionWire.encode(points: backup.newShare.commitments))
+            guard case .array(let shareValues)? = finished.json?["custodianBackupShares"] else {
+                Issue.record("no custodianBackupShares")
+                return
+            }
+            #expect(shareValues.count == shape.parties - 1)
+            let cipherText = try CipherText.encrypt(
+                backup.newShare, method: .password, secret: .text("correct horse"), argon2: .minimum)
+            for case .string(let share) in shareValues {
+                let delivered = try await world.send(
+                    .POST, "/webhook/backup",
+                    json: .object([("clientId", .string(client.clientId)), ("backupShare", .string(share))]),
+                    headers: world.webhookHeaders)
+                #expect(delivered.status == 204)
+            }
+            let put = try await world.send(
+                .PUT, "/users/\(client.clientId)/user-backup-share?backupMethod=PASSWORD",
+                json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(backupToken))
+            #expect(put.status == 204)
+            // The write spent the token for writes, not for the session it belongs to.
+            #expect(try await client.confirm(backup.sessionId, token: backupToken, server: 0).status == 204)
+            #expect(try await client.storedSigningSets() == signing.dropFirst().map { "\($0.partyIndex):\(oldSet):0" })
+
+            // Recovery on a new device: only the cipherText and the password.
+            let recoverToken = try await world.token(for: client.clientId, purpose: "recover", server: 1)
+            let fetched = try await world.send(
+                .GET, "/users/\(client.clientId)/user-backup-share?backupMethod=PASSWORD",
+                headers: world.bearer(recoverToken))
+            let userShare = try CipherText(base64: try #require(fetched.string("cipherText"))).decrypt(
+                secret: .text("correct horse"))
+            let recovery = try await client.open(
+                purpose: "recovery", method: .password, ownShare: userShare, token: recoverToken, server: 1)
+            #expect(recovery.plan.newKind == .signing && recovery.plan.newGeneration == 1)
+            #expect(recovery.newShare.publicKey == signing[0].publicKey)
+            #expect(try await client.finish(recovery, token: recoverToken, server: 0).status == 200)
+
+            // Finished but not confirmed: the old signing set is still the custodian's, and still deals.
+            #expect(try await client.storedSigningSets() == signing.dropFirst().map { "\($0.partyIndex):\(oldSet):0" })
+            let stillOld = try await client.open(
+                purpose: "backup", method: .passkey, ownShare: signing[0], token: backupToken)
+            #expect(try await client.abort(stillOld.sessionId, token: backupToken).status == 204)
+
+            #expect(try await client.confirm(recovery.sessionId, token: recoverToken, server: 1).status == 204)
+            let newSet = recovery.newShare.setId.hex
+            #expect(try await client.storedSigningSets() == signing.dropFirst().map { "\($0.partyIndex):\(newSet):1" })
+            // The lost device's share no longer finds a custodian share; the new one does.
+            let refused = try await client.openResponse(
+                purpose: "backup", method: .passkey, ownShare: signing[0], token: backupToken)
+            #expect(refused.status == 404 && refused.errorCode == "noMatchingShare")
+            let fresh = try await client.open(
+                purpose: "backup", method: .passkey, ownShare: recovery.newShare, token: backupToken)
+            #expect(fresh.plan.newGeneration == 1)
+            #expect(try await client.abort(fresh.sessionId, token: backupToken).status == 204)
+            // A confirmed session is gone.
+            #expect(try await client.confirm(recovery.sessionId, token: recoverToken).status == 404)
+
+            // The stored custodian shares are valid shares of the new set (opened with the test's master key).
+            let storage = try world.inspector()
+            let keys = try DerivedKeys(masterKey: world.masterKey)
+            let sealer = AtRestSealer(key: keys.atRest)
+            let clientId = client.clientId
+            let rows = try await storage.signingShares(clientId: clientId)
+            await storage.close()
+            for row in rows {
+                let record = try ShareRecord(
+                    binary: try sealer.open(
+                        row.sealedRecord, table: "signing_shares", row: [clientId, String(row.partyIndex), row.setId]))
+                #expect(record.isSameSet(as: recovery.newShare) && record.kind == .signing)
+                // The AAD binds the row: the same value does not open as another party's.
+                #expect(throws: ShareRecoveryError.self) {
+                    try sealer.open(
+                        row.sealedRecord, table: "signing_shares",
+                        row: [clientId, String(row.partyIndex + 1), row.setId])
+                }
+            }
+        }
+    }
+
+    @Test("abort changes nothing; confirm needs finish; finish happens once", arguments: TestBackend.available)
+    func sessionStates(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let client = SessionClient(world: world, clientId: "states")
+            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-2")
+            try await client.register(signing[1])
+            let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let before = try await world.snapshot()
+
+            let session = try await client.open(
+                purpose: "backup", method: .password, ownShare: signing[0], token: token)
+            #expect(try await client.confirm(session.sessionId, token: token).status == 409)
+            #expect(try await client.finish(session, token: token).status == 200)
+            #expect(try await client.finish(session, token: token).status == 409)
+            #expect(try await client.abort(session.sessionId, token: token).status == 204)
+            #expect(try await client.confirm(session.sessionId, token: token).status == 404)
+            #expect(try await client.abort(session.sessionId, token: token).status == 404)
+            #expect(try await world.snapshot() == before)
+        }
+    }
+
+    @Test(
+        "a dishonest or misaddressed client dealing is refused and the session stays open",
+        arguments: TestBackend.available)
+    func badDealings(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let client = SessionClient(world: world, clientId: "dealer")
+            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-3")
+            try await client.register(signing[1])
+            let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let session = try await client.open(
+                purpose: "backup", method: .password, ownShare: signing[0], token: token)
+
+            // Commitments out of order: the constant term is not λ_1·X_1.
+            let forged = Dealing(
+                dealerIndex: 1, commitments: session.ownDealing.commitments.reversed(),
+                subShares: session.ownDealing.subShares)
+            let cases: [(JSONValue, String)] = [
+                (try client.outgoing(session, dealing: forged), "dealerCheckFailed"),
+                (
+                    try client.outgoing(
+                        session,
+                        dealing: Dealing(
+                            dealerIndex: 2, commitments: session.ownDealing.commitments,
+                            subShares: session.ownDealing.subShares)), "dealerCheckFailed"
+                ),
+                (
+                    try SessionWire.encode(session.ownDealing, sealingTo: [2: SealingKeyPair().publicKey]),
+                    "unsealFailed"
+                ),
+                (try SessionWire.encode(session.ownDealing, sealingTo: [:]), "subShareCheckFailed"),
+                (.object([("dealerIndex", .number("1"))]), "malformedInput"),
+                (.string("x"), "malformedInput"),
+            ]
+            for (dealing, code) in cases {
+                let response = try await client.finish(session, token: token, dealing: dealing)
+                #expect(response.status == 400 && response.errorCode == code, "\(response.text)")
+            }
+            #expect(try await client.finish(session, token: token).status == 200)
+        }
+    }
+
+    @Test("of two recoveries planned on one set, only the first confirm wins", arguments: TestBackend.available)
+    func concurrentRecoveries(backend: TestBackend) async throws {
+        try await TestWorld.with(backend, servers: 2) { world in
+            let client = SessionClient(world: world, clientId: "racer")
+            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-4")
+            try await client.register(signing[1])
+            let backupToken = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let backup = try await client.open(
+                purpose: "backup", method: .recoveryCode, ownShare: signing[0], token: backupToken)
+            let finished = try await client.finish(backup, token: backupToken)
+            guard
+                case .string(let share)? = finished.json?["custodianBackupShares"].flatMap({
+                    if case .array(let a) = $0 { a.first } else { nil }
+                })
+            else {
+                Issue.record("no backup share")
+                return
+            }
+            #expect(
+                try await world.send(
+                    .POST, "/webhook/backup",
+                    json: .object([("clientId", .string(client.clientId)), ("backupShare", .string(share))]),
+                    headers: world.webhookHeaders
+                ).status == 204)
+            #expect(try await client.confirm(backup.sessionId, token: backupToken).status == 204)
+
+            let token = try await world.token(for: client.clientId, purpose: "recover")
+            let first = try await client.open(
+                purpose: "recovery", method: .recoveryCode, ownShare: backup.newShare, token: token, server: 0)
+            let second = try await client.open(
+                purpose: "recovery", method: .recoveryCode, ownShare: backup.newShare, token: token, server: 1)
+            #expect(try await client.finish(first, token: token, server: 1).status == 200)
+            #expect(try await client.finish(second, token: token, server: 0).status == 200)
+            #expect(try await client.confirm(second.sessionId, token: token, server: 1).status == 204)
+            let loser = try await client.confirm(first.sessionId, token: token, server: 0)
+            #expect(loser.status == 409 && loser.errorCode == "conflict")
+            #expect(try await client.storedSigningSets() == ["2:\(second.newShare.setId.hex):1"])
+        }
+    }
+}

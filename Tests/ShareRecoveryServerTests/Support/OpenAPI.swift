@@ -1,0 +1,195 @@
+import Foundation
+import ShareRecovery
+
+/// docs/openapi.yaml, read with ``MiniYAML``, and a validator for real responses: the status must be
+/// declared for the operation, and the JSON body must match the declared schema (types, required and
+/// unknown properties, enums, constants, patterns of the simple kind the spec uses).
+struct OpenAPISpec: Sendable {
+    let root: JSONValue
+
+    static let sourcePath: String = {
+        // Tests/ShareRecoveryServerTests/Support/OpenAPI.swift → repository root.
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }
+        return url.appendingPathComponent("docs/openapi.yaml").path
+    }()
+
+    static let shared: OpenAPISpec = {
+        do {
+            return OpenAPISpec(root: try MiniYAML.parse(try String(contentsOfFile: sourcePath, encoding: .utf8)))
+        } catch {
+            fatalError("docs/openapi.yaml: \(error)")
+        }
+    }()
+
+    /// Every (method, path template) the spec declares.
+    var operations: [(method: String, path: String)] {
+        guard case .object(let paths)? = root["paths"] else { return [] }
+        var out: [(String, String)] = []
+        for (path, item) in paths {
+            guard case .object(let members) = item else { continue }
+            for (key, _) in members where ["get", "put", "post", "delete", "patch"].contains(key) {
+                out.append((key.uppercased(), path))
+            }
+        }
+        return out
+    }
+
+    /// The path template matching a concrete path.
+    func template(for path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard case .object(let paths)? = root["paths"] else { return nil }
+        for (template, _) in paths {
+            let pattern = template.split(separator: "/", omittingEmptySubsequences: false)
+            guard pattern.count == parts.count else { continue }
+            if zip(pattern, parts).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) { return template }
+        }
+        return nil
+    }
+
+    /// Problems with a response, or `[]`.
+    func check(method: String, path: String, status: Int, body: [UInt8]) -> [String] {
+        let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        guard let template = template(for: route) else { return ["\(method) \(route): path not in the spec"] }
+        guard let operation = root["paths"]?[template]?[method.lowercased()] else {
+            return ["\(method) \(template): operation not in the spec"]
+        }
+        guard let declared = resolve(operation["responses"]?[String(status)]) else {
+            return ["\(method) \(template): status \(status) not declared"]
+        }
+        guard let schema = resolve(declared["content"]?["application/json"]?["schema"]) else {
+            return body.isEmpty ? [] : ["\(method) \(template) \(status): body where the spec declares none"]
+        }
+        guard let value = try? StrictJSON.parse(body) else {
+            return ["\(method) \(template) \(status): body is not JSON"]
+        }
+        return validate(value, schema, at: "\(method) \(template) \(status) $")
+    }
+
+    func resolve(_ value: JSONValue?) -> JSONValue? {
+        guard let value else { return nil }
+        if case .string(let reference)? = value["$ref"] {
+            var node: JSONValue? = root
+            for component in reference.dropFirst(2).split(separator: "/") { node = node?[String(component)] }
+            return resolve(node)
+        }
+        return value
+    }
+
+    func validate(_ value: JSONValue, _ schemaValue: JSONValue, at path: String) -> [String] {
+        guard let schema = resolve(schemaValue) else { return ["\(path): unresolvable schema"] }
+        var problems: [String] = []
+        if let constant = schema["const"], constant != value { problems.append("\(path): expected \(constant)") }
+        if case .array(let options)? = schema["enum"], !options.contains(value) {
+            problems.append("\(path): \(value) not in enum")
+        }
+        if case .string(let type)? = schema["type"] {
+            switch (type, value) {
+            case ("string", .string(let text)):
+                if case .number(let minimum)? = schema["minLength"], text.count < Int(minimum)! {
+                    problems.append("\(path): too short")
+                }
+                if case .string(let pattern)? = schema["pattern"], !SimplePattern.matches(pattern, text) {
+                    problems.append("\(path): \"\(text.prefix(80))\" does not match \(pattern)")
+                }
+            case ("integer", .number(let text)) where Int64(text) != nil: break
+            case ("boolean", .bool): break
+            case ("array", .array(let elements)):
+                if let items = schema["items"] {
+                    for (offset, element) in elements.enumerated() {
+                        problems += validate(element, items, at: "\(path)[\(offset)]")
+                    }
+                }
+            case ("object", .object(let members)):
+                if case .array(let required)? = schema["required"] {
+                    for case .string(let key) in required where !members.contains(where: { $0.key == key }) {
+                        problems.append("\(path): missing \(key)")
+                    }
+                }
+                for (key, member) in members {
+                    if let property = schema["properties"]?[key] {
+                        problems += validate(member, property, at: "\(path).\(key)")
+                    } else if let additional = schema["additionalProperties"] {
+                        if additional == .bool(false) {
+                            problems.append("\(path): undeclared property \(key)")
+                        } else if case .object = additional {
+                            problems += validate(member, additional, at: "\(path).\(key)")
+                        }
+                    }
+                }
+            default: problems.append("\(path): expected \(type), got \(value)")
+            }
+        }
+        return problems
+    }
+}
+
+extension JSONValue {
+    subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+}
+
+/// The regular expressions the spec uses: `^` + character classes / literals with `{n}` or `+` + `$`.
+enum SimplePattern {
+    static func matches(_ pattern: String, _ text: String) -> Bool {
+        var atoms: [(set: (Character) -> Bool, minimum: Int, maximum: Int)] = []
+        var characters = Array(pattern)
+        guard characters.first == "^", characters.last == "$" else { return false }
+        characters = Array(characters.dropFirst().dropLast())
+        var index = 0
+        while index < characters.count {
+            let set: (Character) -> Bool
+            if characters[index] == "[" {
+                guard let close = characters[index...].firstIndex(of: "]") else { return false }
+                let body = Array(characters[(index + 1)..<close])
+                var ranges: [ClosedRange<Character>] = []
+                var position = 0
+                while position < body.count {
+                    if position + 2 < body.count, body[position + 1] == "-" {
+                        ranges.append(body[position]...body[position + 2])
+                        position += 3
+                    } else {
+                        ranges.append(body[position]...body[position])
+                        position += 1
+                    }
+                }
+                set = { character in ranges.contains { $0.contains(character) } }
+                index = close + 1
+            } else {
+                let literal = characters[index]
+                set = { $0 == literal }
+                index += 1
+            }
+            var minimum = 1
+            var maximum = 1
+            if index < characters.count, characters[index] == "+" {
+                maximum = Int.max
+                index += 1
+            } else if index < characters.count, characters[index] == "{" {
+                guard let close = characters[index...].firstIndex(of: "}"),
+                    let count = Int(String(characters[(index + 1)..<close]))
+                else {
+                    return false
+                }
+                minimum = count
+                maximum = count
+                index = close + 1
+            }
+            atoms.append((set, minimum, maximum))
+        }
+        // Greedy matching suffices: no two adjacent atoms of the spec overlap.
+        let input = Array(text)
+        var position = 0
+        for atom in atoms {
+            var count = 0
+            while position < input.count, count < atom.maximum, atom.set(input[position]) {
+                position += 1
+                count += 1
+            }
+            guard count >= atom.minimum else { return false }
+        }
+        return position == input.count
+    }
+}
