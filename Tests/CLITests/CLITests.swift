@@ -149,4 +149,14 @@ struct CLITests {
         let broken = try CLIRunner.run("share-recovery", ["vectors", "verify", copy.path])
         #expect(broken.status == 1)
     }
+
+    @Test func demoRunsTheWholeStoryAgainstTheServer() throws {
+        let run = try CLIRunner.run("share-recovery", ["demo", "--directory", try CLIRunner.temporaryDirectory().path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let statuses = lines.filter { $0.hasPrefix("status: ") }.map { $0.split(separator: " ")[1] }
+        #expect(statuses.map(String.init) == (RecoveryStatus.sequence + RecoveryStatus.sequence).map(\.rawValue))
+        #expect(lines.filter { $0.contains("public key unchanged: true") }.count == 2)
+        #expect(lines.filter { $0.contains("old device share refused by the custodian: yes") }.count == 2)
+    }
 }

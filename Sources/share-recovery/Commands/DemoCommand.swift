@@ -13,14 +13,20 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Working directory for the demo's stores (a fresh temporary one by default).")
     var directory: String?
 
+    @Flag(help: "Run the custodian in this process instead of against the reference server.")
+    var offline = false
+
     func run() async throws {
         let root = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("share-recovery-demo-\(UUID().uuidString)").path
         try Files.makeDirectory(root)
-        say("share-recovery demo (working directory \(root))")
-        for curve in Curve.allCases {
-            try await story(curve: curve, root: "\(root)/\(curve)")
+        let started = Date()
+        if offline {
+            say("share-recovery demo, offline (working directory \(root))")
+            for curve in Curve.allCases { try await story(curve: curve, root: "\(root)/\(curve)") }
+        } else {
+            try await ServerDemo(root: root).run()
         }
-        say("\ndemo finished: both wallets recovered with their public keys unchanged")
+        say(String(format: "\ndemo finished in %.1f s: both wallets recovered with their public keys unchanged", Date().timeIntervalSince(started)))
     }
 
     private func say(_ line: String) { Terminal.output(line) }

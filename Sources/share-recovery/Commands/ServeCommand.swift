@@ -1,0 +1,37 @@
+import ArgumentParser
+import Logging
+import ShareRecovery
+import ShareRecoveryServer
+
+/// `serve`: the reference server.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).")
+
+    @Option(help: "Bind address.") var host = "127.0.0.1"
+    @Option(help: "TCP port (0: any free port; the bound port is printed).") var port = 8080
+    @Option(help: "An SQLite file path (default) or a postgres://user:pass@host:port/db URL.")
+    var database = "share-recovery.sqlite"
+    @Option(help: "File with the 64-hex-digit master key (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file).")
+    var masterKeyFile: String?
+    @Option(help: "File with the webhook secret (else $SHARE_RECOVERY_WEBHOOK_SECRET; SQLite: a generated demo file).")
+    var webhookSecretFile: String?
+    @Option(help: "The integrator's webhook base URL (default: this server's own /webhook).") var webhookBase: String?
+    @Option(help: "File the one-time codes are appended to (JSON lines).") var otpFile = "share-recovery-otp.jsonl"
+    @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
+
+    func run() async throws {
+        var logger = Logger(label: "share-recovery-server")
+        logger.logLevel = .info
+        let configuration = ServerConfiguration(
+            host: host, port: port,
+            database: database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
+                ? .postgres(url: database) : .sqlite(path: database),
+            masterKey: masterKeyFile.map { .file(path: $0) }, webhookSecret: webhookSecretFile.map { .file(path: $0) },
+            webhookBase: webhookBase,
+            otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
+        try await runServer(configuration) { port in
+            Terminal.output(#"{"listening":"http://\#(configuration.host):\#(port)","port":\#(port)}"#)
+        }
+    }
+}
