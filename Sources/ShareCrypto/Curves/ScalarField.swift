@@ -77,8 +77,7 @@ struct ScalarField: Sendable {
     func inverse(_ a: Limbs) -> Limbs {
         let (exponent, _) = ScalarField.subtract(modulus, Limbs(l0: 2, l1: 0, l2: 0, l3: 0))
         var result = toMontgomery(.one)
-        let words = [exponent.l3, exponent.l2, exponent.l1, exponent.l0]
-        for word in words {
+        for word in [exponent.l3, exponent.l2, exponent.l1, exponent.l0] {
             for bit in stride(from: 63, through: 0, by: -1) {
                 result = multiply(result, result)
                 // The exponent is public, so branching on its bits leaks nothing.
@@ -155,28 +154,38 @@ struct ScalarField: Sendable {
 
     /// CIOS Montgomery multiplication: a·b·R⁻¹ mod m for a < 2^256, b < m.
     static func montgomeryMultiply(_ a: Limbs, _ b: Limbs, modulus m: Limbs, mPrime: UInt64) -> Limbs {
-        var t0: UInt64 = 0, t1: UInt64 = 0, t2: UInt64 = 0, t3: UInt64 = 0, t4: UInt64 = 0
-        for bi in [b.l0, b.l1, b.l2, b.l3] {
-            var c: UInt64 = 0
-            t0 = multiplyAdd(t0, a.l0, bi, &c)
-            t1 = multiplyAdd(t1, a.l1, bi, &c)
-            t2 = multiplyAdd(t2, a.l2, bi, &c)
-            t3 = multiplyAdd(t3, a.l3, bi, &c)
-            var c2: UInt64 = 0
-            t4 = addCarry(t4, c, &c2)
-            let t5 = c2
+        var t = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        // One word of b per round, unrolled: no array on this hot path.
+        round(&t, a, b.l0, m, mPrime)
+        round(&t, a, b.l1, m, mPrime)
+        round(&t, a, b.l2, m, mPrime)
+        round(&t, a, b.l3, m, mPrime)
+        return conditionalSubtract(Limbs(l0: t.0, l1: t.1, l2: t.2, l3: t.3), carry: t.4, modulus: m)
+    }
 
-            let u = t0 &* mPrime
-            c = 0
-            _ = multiplyAdd(t0, u, m.l0, &c)
-            t0 = multiplyAdd(t1, u, m.l1, &c)
-            t1 = multiplyAdd(t2, u, m.l2, &c)
-            t2 = multiplyAdd(t3, u, m.l3, &c)
-            var c3: UInt64 = 0
-            t3 = addCarry(t4, c, &c3)
-            t4 = t5 &+ c3
-        }
-        return conditionalSubtract(Limbs(l0: t0, l1: t1, l2: t2, l3: t3), carry: t4, modulus: m)
+    /// One CIOS round: t = (t + a·bi + u·m) / 2^64 with u chosen to clear the low word.
+    @inline(__always)
+    private static func round(
+        _ t: inout (UInt64, UInt64, UInt64, UInt64, UInt64), _ a: Limbs, _ bi: UInt64, _ m: Limbs, _ mPrime: UInt64
+    ) {
+        var c: UInt64 = 0
+        let t0 = multiplyAdd(t.0, a.l0, bi, &c)
+        let t1 = multiplyAdd(t.1, a.l1, bi, &c)
+        let t2 = multiplyAdd(t.2, a.l2, bi, &c)
+        let t3 = multiplyAdd(t.3, a.l3, bi, &c)
+        var c2: UInt64 = 0
+        let t4 = addCarry(t.4, c, &c2)
+        let t5 = c2
+
+        let u = t0 &* mPrime
+        c = 0
+        _ = multiplyAdd(t0, u, m.l0, &c)
+        let n0 = multiplyAdd(t1, u, m.l1, &c)
+        let n1 = multiplyAdd(t2, u, m.l2, &c)
+        let n2 = multiplyAdd(t3, u, m.l3, &c)
+        var c3: UInt64 = 0
+        let n3 = addCarry(t4, c, &c3)
+        t = (n0, n1, n2, n3, t5 &+ c3)
     }
 }
 
