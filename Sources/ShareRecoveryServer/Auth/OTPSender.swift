@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 public import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// A one-time code on its way to a user.
 public struct OTPMessage: Sendable, CustomStringConvertible {
@@ -108,7 +109,7 @@ public struct WebhookOTPSender: OTPSender {
                 ("code", .string(message.codeText)),
             ]))
         request.body = .bytes(ByteBuffer(string: body))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeoutSeconds))
+        let response = try await HTTPTransport.sharedClient.execute(request, timeout: .seconds(timeoutSeconds))
         _ = try? await response.body.collect(upTo: 64 * 1024)
         guard (200..<300).contains(response.status.code) else {
             throw ShareRecoveryError(.sourceFailure, "the OTP webhook answered \(response.status.code)")

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// Fetches a client's custodian backup shares from the integrator's `{webhookBase}/backup/fetch` webhook
 /// (X-Webhook-Secret, bounded time and size). Any failure is the integrator's, not the client's: 502.
@@ -26,7 +27,8 @@ struct BackupShareFetcher: Sendable {
         let body: ByteBuffer
         let status: UInt
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeoutSeconds))
+            // The shared client never follows redirects: the webhook secret only goes to webhookBase.
+            let response = try await HTTPTransport.sharedClient.execute(request, timeout: .seconds(timeoutSeconds))
             status = response.status.code
             body = try await response.body.collect(upTo: Self.maximumResponseSize)
         } catch {

@@ -179,7 +179,7 @@ final class DemoAPI: Sendable {
             request.body = .bytes(ByteBuffer(string: JSONWriter.write(body)))
         }
         if webhook { request.headers.add(name: "X-Webhook-Secret", value: webhookSecret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let response = try await HTTPTransport.sharedClient.execute(request, timeout: .seconds(10))
         let bytes = try await response.body.collect(upTo: 1 << 20)
         guard (200..<300).contains(response.status.code) else {
             throw ShareRecoveryError(.requestRejected, "\(method) \(path): HTTP \(response.status.code)")
