@@ -36,10 +36,7 @@ struct KitCommand: ParsableCommand {
 
     static func passphrase(_ path: String?) throws -> SecureBytes {
         guard let path else { return SecureBytes(zeros: 0) }
-        let raw = SecureBytes(copying: try Files.read(path))
-        return try raw.withUnsafeBytes { bytes in
-            bytes.last == UInt8(ascii: "\n") ? try raw.slice(0..<(bytes.count - 1)) : raw
-        }
+        return try Files.readSecretLine(path)
     }
 
     struct Export: ParsableCommand {
@@ -99,12 +96,7 @@ struct KitCommand: ParsableCommand {
                 let (userShare, method) = try BackupShareKit.userShare(masterSecret: secret, custodianShares: candidates)
                 let recovered = try OfflineRecovery.recover(
                     userShare: userShare, method: method, custodianShares: candidates, custodianKey: key,
-                    store: { newSet in
-                        try Files.makeDirectory(output)
-                        for share in newSet {
-                            try Files.write(share.json(includingSecret: true) + "\n", to: "\(output)/share-\(share.partyIndex).json", secret: true)
-                        }
-                    }, progress: progress.report)
+                    store: { try Files.writeSigningSet($0, to: output) }, progress: progress.report)
                 Terminal.output(JSONWriter.write(.array(recovered.map { $0.jsonValue(includingSecret: false) })))
             } catch {
                 progress.finishAfterFailure()

@@ -47,12 +47,7 @@ struct Recover: ParsableCommand {
         do {
             let recovered = try OfflineRecovery.recover(
                 cipherText: text, secret: secret, custodianShares: shares, custodianKey: key,
-                store: { newSet in
-                    try Files.makeDirectory(output)
-                    for share in newSet {
-                        try Files.write(share.json(includingSecret: true) + "\n", to: "\(output)/share-\(share.partyIndex).json", secret: true)
-                    }
-                }, progress: progress.report)
+                store: { try Files.writeSigningSet($0, to: output) }, progress: progress.report)
             Terminal.output(JSONWriter.write(.array(recovered.map { $0.jsonValue(includingSecret: false) })))
         } catch {
             progress.finishAfterFailure()

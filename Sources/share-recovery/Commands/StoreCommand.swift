@@ -25,12 +25,7 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     /// A passcode file's bytes, one trailing newline ignored.
-    static func passcode(_ path: String) throws -> SecureBytes {
-        let raw = SecureBytes(copying: try Files.read(path))
-        return try raw.withUnsafeBytes { bytes in
-            bytes.last == UInt8(ascii: "\n") ? try raw.slice(0..<(bytes.count - 1)) : raw
-        }
-    }
+    static func passcode(_ path: String) throws -> SecureBytes { try Files.readSecretLine(path) }
 
     struct Init: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -42,17 +42,30 @@ enum Files {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
+    /// A secret file's bytes with at most one trailing newline removed (passcodes, passphrases, passwords).
+    static func readSecretLine(_ path: String) throws -> SecureBytes {
+        let raw = SecureBytes(copying: try read(path))
+        return try raw.withUnsafeBytes { bytes in
+            bytes.last == UInt8(ascii: "\n") ? try raw.slice(0..<(bytes.count - 1)) : raw
+        }
+    }
+
+    /// Writes a new signing set as DIR/share-<i>.json (with secrets, mode 0600).
+    static func writeSigningSet(_ shares: [ShareRecord], to directory: String) throws {
+        try makeDirectory(directory)
+        for share in shares {
+            try write(share.json(includingSecret: true) + "\n", to: "\(directory)/share-\(share.partyIndex).json", secret: true)
+        }
+    }
+
     /// The backup secret for a method from `--secret-file`: UTF-8 text for Argon2id methods (one
     /// trailing newline ignored); 32 raw bytes or 64 hex digits for HKDF methods.
     static func readSecret(_ path: String, method: BackupMethod) throws -> BackupSecret {
-        let raw = SecureBytes(copying: try read(path))
         switch method.kdf {
         case .argon2id13:
-            let trimmed = try raw.withUnsafeBytes { bytes in
-                bytes.last == UInt8(ascii: "\n") ? try raw.slice(0..<(bytes.count - 1)) : raw
-            }
-            return try BackupSecret.text(utf8: trimmed)
+            return try BackupSecret.text(utf8: try readSecretLine(path))
         case .hkdfSHA256:
+            let raw = SecureBytes(copying: try read(path))
             if raw.count == 32 { return .keyMaterial(raw) }
             let text = raw.withUnsafeBytes { bytes -> String? in
                 var slice = bytes[...]
