@@ -159,4 +159,25 @@ struct CLITests {
         #expect(lines.filter { $0.contains("public key unchanged: true") }.count == 2)
         #expect(lines.filter { $0.contains("old device share refused by the custodian: yes") }.count == 2)
     }
+
+    /// The benchmark works end to end (timings are reported, never asserted).
+    @Test func recoveryBenchQuickRuns() throws {
+        let json = try CLIRunner.temporaryDirectory().appendingPathComponent("bench.json")
+        let run = try CLIRunner.run("recovery-bench", ["--quick", "--json", json.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("| group | step | median | p99 | ops/s | floor | ratio | target |"))
+        let value = try StrictJSON.parse(Array(try Data(contentsOf: json)))
+        guard case .object(let members) = value, case .array(let measurements)? = members.first(where: { $0.key == "measurements" })?.value
+        else {
+            Issue.record("no measurements in \(json.path)")
+            return
+        }
+        var groups = Set<String>()
+        for case .object(let fields) in measurements {
+            if case .string(let group)? = fields.first(where: { $0.key == "group" })?.value { groups.insert(group) }
+        }
+        for group in ["floor secp256k1", "floor ed25519", "floor", "engine secp256k1", "engine ed25519", "selection", "scaling"] {
+            #expect(groups.contains(group), "missing \(group)")
+        }
+    }
 }
