@@ -77,6 +77,6 @@ PGPASSWORD="$password" "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgr
     -c "CREATE DATABASE share_recovery_test" >&2
 
 url="postgres://postgres:$password@127.0.0.1:$port/share_recovery_test?sslmode=disable"
-log "ready: $url"
+log "ready: ${url/:$password@/:***@}"
 echo "export SHARE_RECOVERY_TEST_POSTGRES_URL='$url'"
 echo "export SHARE_RECOVERY_TEST_POSTGRES_DIR='$dir'"
