@@ -73,15 +73,7 @@ struct DemoCommand: AsyncParsableCommand {
         var configuration = engine.configuration
         configuration.shareStore = newDevice
         let recoveringEngine = RecoveryEngine(configuration: configuration)
-        let started = Date()
-        let statuses = Mutex<[RecoveryStatus]>([])
-        let recovered = try await recoveringEngine.recover(method: .password, secret: password) { status in
-            statuses.withLock { $0.append(status) }
-            Terminal.output(String(format: "  status: %@ (%.0f ms)", status.rawValue, Date().timeIntervalSince(started) * 1000))
-        }
-        guard statuses.withLock({ $0 }) == RecoveryStatus.sequence else {
-            throw ShareRecoveryError(.invalidParameters, "the statuses differ from the §8 sequence")
-        }
+        let recovered = try await recoverShowingStatuses(recoveringEngine, method: .password, secret: password)
 
         // 5. Show what changed and what did not.
         let same = recovered.publicKey == signing[0].publicKey
@@ -102,4 +94,18 @@ struct DemoCommand: AsyncParsableCommand {
         guard !combined.isZero else { return false }
         return try Point(generatorTimes: combined) == old.publicKey
     }
+}
+
+/// Runs a recovery, printing each status with its elapsed time, and checks the sequence is FORMATS.md §8's.
+func recoverShowingStatuses(_ engine: RecoveryEngine, method: BackupMethod, secret: BackupSecret) async throws -> ShareRecord {
+    let started = Date()
+    let statuses = Mutex<[RecoveryStatus]>([])
+    let recovered = try await engine.recover(method: method, secret: secret) { status in
+        statuses.withLock { $0.append(status) }
+        Terminal.output(String(format: "  status: %@ (%.0f ms)", status.rawValue, Date().timeIntervalSince(started) * 1000))
+    }
+    guard statuses.withLock({ $0 }) == RecoveryStatus.sequence else {
+        throw ShareRecoveryError(.invalidParameters, "the statuses differ from the §8 sequence")
+    }
+    return recovered
 }

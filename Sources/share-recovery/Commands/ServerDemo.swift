@@ -82,15 +82,7 @@ struct ServerDemo {
         let newDevice = try FileSigningShareStore(directory: "\(deviceRoot)/new-device", argon2: storeArgon2)
         try await newDevice.createPasscode(passcode, confirmation: passcode)
         let recovering = RecoveryEngine(configuration: api.engineConfiguration(userId: userId, store: newDevice))
-        let started = Date()
-        let statuses = Mutex<[RecoveryStatus]>([])
-        let recovered = try await recovering.recover(method: .password, secret: password) { status in
-            statuses.withLock { $0.append(status) }
-            Terminal.output(String(format: "  status: %@ (%.0f ms)", status.rawValue, Date().timeIntervalSince(started) * 1000))
-        }
-        guard statuses.withLock({ $0 }) == RecoveryStatus.sequence else {
-            throw ShareRecoveryError(.invalidParameters, "the statuses differ from the §8 sequence")
-        }
+        let recovered = try await recoverShowingStatuses(recovering, method: .password, secret: password)
         let same = recovered.publicKey == signing[0].publicKey
         say("recovered: generation \(recovered.generation), new set \(recovered.setId), public key unchanged: \(same)")
 
