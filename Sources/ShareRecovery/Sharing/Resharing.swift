@@ -16,6 +16,8 @@ public struct ResharingPlan: Sendable, Equatable {
     public let newGeneration: UInt32
     /// setId', fresh and different from the old one.
     public let newSetId: SetID
+    /// λ_j^Q for every dealer j.
+    private let lagrangeCoefficients: [Int: Scalar]
 
     /// Creates a plan and checks it.
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a bad Q, t', n' or a reused setId.
@@ -42,13 +44,24 @@ public struct ResharingPlan: Sendable, Equatable {
         self.newKind = newKind
         self.newGeneration = newGeneration
         self.newSetId = newSetId
+        // λ_j^Q depends only on the plan: one inversion per dealer here, not one per use.
+        var coefficients: [Int: Scalar] = [:]
+        for dealer in sortedDealers {
+            coefficients[dealer] = try mappingCryptoErrors {
+                try Shamir.lagrangeCoefficientAtZero(index: dealer, indices: sortedDealers, curve: oldSet.curve)
+            }
+        }
+        lagrangeCoefficients = coefficients
     }
 
     var curve: Curve { oldSet.curve }
 
     /// λ_j^Q for a dealer.
     func lagrange(_ dealer: Int) throws(ShareRecoveryError) -> Scalar {
-        try mappingCryptoErrors { try Shamir.lagrangeCoefficientAtZero(index: dealer, indices: dealers, curve: curve) }
+        guard let coefficient = lagrangeCoefficients[dealer] else {
+            throw ShareRecoveryError(.invalidParameters, "party \(dealer) is not a dealer of this plan")
+        }
+        return coefficient
     }
 }
 
