@@ -180,4 +180,34 @@ struct CLITests {
             #expect(groups.contains(group), "missing \(group)")
         }
     }
+
+    @Test func kitsPrintSecretsOnlyWithRevealSecretAndRecover() throws {
+        let (dir, _) = try story(curve: "ed25519", method: "password", secret: Data("pw".utf8))
+        let export = ["kit", "export", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--groups", "2of3"]
+        let refused = try CLIRunner.run("share-recovery", export, in: dir)
+        #expect(refused.status == 2 && refused.stdout.isEmpty)
+        let kit = try CLIRunner.run("share-recovery", export + ["--reveal-secret"], in: dir)
+        #expect(kit.status == 0, "\(kit.stderr)")
+        let mnemonics = kit.stdout.split(separator: "\n")
+        #expect(mnemonics.count == 3)
+        try (mnemonics.prefix(2).joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("two"), atomically: true, encoding: .utf8)
+
+        let combined = try CLIRunner.run("share-recovery", ["kit", "combine", "--mnemonics-file", "two", "--reveal-secret"], in: dir)
+        let decrypted = try CLIRunner.run(
+            "share-recovery", ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--reveal-secret"], in: dir)
+        let record = try ShareRecord(json: decrypted.stdout.trimmingCharacters(in: .newlines))
+        #expect(combined.stdout.trimmingCharacters(in: .newlines) == Hex.encode(record.secret!.rawRepresentation.revealedBytes()))
+        #expect(try CLIRunner.run("share-recovery", ["kit", "combine", "--mnemonics-file", "two"], in: dir).status == 2)
+
+        let recovered = try CLIRunner.run(
+            "share-recovery",
+            [
+                "kit", "recover", "--mnemonics-file", "two", "--custodian-shares", "backup/custodian-backup-shares.json",
+                "--custodian-key", "custodian/custodian.key", "--out", "from-kit",
+            ], in: dir)
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(recovered.stderr.split(separator: "\n").map(String.init) == Self.statusLines)
+        let new = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent("from-kit/share-1.json"), encoding: .utf8))
+        #expect(new.publicKey == record.publicKey && new.generation == 1)
+    }
 }

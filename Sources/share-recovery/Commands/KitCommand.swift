@@ -46,8 +46,10 @@ struct KitCommand: ParsableCommand {
         @Option(help: "The cipherText's secret file.") var secretFile: String
         @Option(help: "Layout: 1of1 (default), 2of3, or GROUP_THRESHOLD:1of1,2of3,….") var groups = Layout(argument: "1of1")!
         @Option(help: "Optional SLIP-39 passphrase file (printable ASCII).") var passphraseFile: String?
+        @Flag(help: "Required: the mnemonics are the secret, printed on stdout.") var revealSecret = false
 
         func run() throws {
+            guard revealSecret else { throw CLIError.usage("kit export prints secret mnemonics; pass --reveal-secret") }
             let envelope = try CipherText(base64: try Files.readTrimmedLine(cipherText))
             let share = try envelope.decrypt(secret: try Files.readSecret(secretFile, method: envelope.method))
             let kit = try BackupShareKit.export(
@@ -64,8 +66,10 @@ struct KitCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Combine mnemonics and print the master secret in hex.")
         @Option(help: "A file with one mnemonic per line.") var mnemonicsFile: String
         @Option(help: "Optional SLIP-39 passphrase file.") var passphraseFile: String?
+        @Flag(help: "Required: the master secret is printed on stdout.") var revealSecret = false
 
         func run() throws {
+            guard revealSecret else { throw CLIError.usage("kit combine prints the master secret; pass --reveal-secret") }
             let shares = try SLIP39.decodeMnemonics(lines: SecureBytes(copying: try Files.read(mnemonicsFile)))
             let secret = try SLIP39.combine(shares, passphrase: try passphrase(passphraseFile))
             Terminal.output(Hex.encode(secret.revealedBytes()))
