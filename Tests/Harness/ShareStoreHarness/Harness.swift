@@ -18,11 +18,18 @@ import Synchronization
 ///         ready <failures>           the store is open
 ///         failed <failures>          authenticate() returned wrongPasscode; <failures> are on disk
 ///         locked <failures>          the store is locked out
+///     share-store-harness recover --store DIR --passcode-file FILE --fixture DIR
+///         ready <generation>         the store is open and authenticated; <generation> is current
+///         status <name>              a FORMATS.md §8 status began
+///         recovered <generation>     recover() returned: <generation> is stored and current
 ///
 /// The passcode is read from a file (a test passcode; never argv). `promote-loop` needs a store
 /// with a passcode; with no current share it starts at generation 0 from a deterministic key
 /// generation (`HarnessWallet`). `--skip-clock` makes the store's clock jump a day per reading, so
-/// the attempt delays never hold the loop up.
+/// the attempt delays never hold the loop up. `recover` runs one whole recovery through
+/// `RecoveryEngine` with an in-process custodian: the fixture directory holds `cipherText`, `secret`
+/// (the password), `custodian.key` (hex) and `custodian-shares.json` (a JSON array), for the client
+/// `HarnessWallet.clientId`.
 @main
 struct Harness {
     static func main() async {
@@ -61,9 +68,33 @@ struct Harness {
             let attempts = try options["--attempts"].map(parseCount) ?? Int.max
             let clock: any PasscodeClock = flags.contains("--skip-clock") ? SkippingClock() : SystemPasscodeClock()
             try await wrongPasscodeLoop(directory: directory, passcode: passcode, attempts: attempts, clock: clock)
+        case "recover":
+            guard let fixture = options["--fixture"] else { throw HarnessError.usage }
+            try await recover(directory: directory, passcode: passcode, fixture: fixture)
         default:
             throw HarnessError.usage
         }
+    }
+
+    static func recover(directory: String, passcode: SecureBytes, fixture: String) async throws {
+        let store = try FileSigningShareStore(directory: directory)
+        try await store.authenticate(passcode)
+        let cipherText = String(decoding: try readFile("\(fixture)/cipherText", limit: 1 << 16), as: UTF8.self)
+        let secret = try BackupSecret.text(utf8: try readSecretFile("\(fixture)/secret"))
+        guard let keyBytes = Hex.decodeSecret(String(decoding: try readFile("\(fixture)/custodian.key", limit: 128), as: UTF8.self))
+        else { throw HarnessError.usage }
+        guard case .array(let elements) = try StrictJSON.parse(try readFile("\(fixture)/custodian-shares.json", limit: 1 << 20))
+        else { throw HarnessError.usage }
+        let integrator = InMemoryIntegrator()
+        for case .string(let share) in elements { try await integrator.deliverBackupShare(share, clientId: HarnessWallet.clientId) }
+        let custodian = LocalCustodian(key: try SealingKeyPair(secretKey: keyBytes), shareSource: integrator)
+        let engine = RecoveryEngine(
+            configuration: .init(userId: HarnessWallet.clientId, custodian: custodian, shareStore: store))
+        emit("ready \(try await store.currentShare().map { String($0.generation) } ?? "none")\n")
+        let recovered = try await engine.recover(method: .password, cipherText: cipherText, secret: secret) { status in
+            emit("status \(status)\n")
+        }
+        emit("recovered \(recovered.generation)\n")
     }
 
     static func promoteLoop(directory: String, passcode: SecureBytes, limit: Int) async throws {
@@ -134,6 +165,26 @@ struct Harness {
         return try buffer.slice(0..<length)
     }
 
+    /// A whole (small) file.
+    static func readFile(_ path: String, limit: Int) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw HarnessError.io("open \(path)", errno) }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var total = 0
+        while total < limit {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + total, limit - total) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw HarnessError.io("read \(path)", errno)
+            }
+            if count == 0 { break }
+            total += count
+        }
+        while total > 0, bytes[total - 1] == 0x0A { total -= 1 }
+        return Array(bytes[..<total])
+    }
+
     /// Writes straight to a descriptor: a killed process must not lose lines in a stdio buffer.
     static func emit(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
         var bytes = Array(text.utf8)[...]
@@ -152,6 +203,7 @@ struct Harness {
 /// generation with a fresh setId (a valid record: generation and setId are not part of x_i·G = X_i).
 enum HarnessWallet {
     static let walletId = "share-store-harness"
+    static let clientId = "share-store-harness client"
     static let seed = Array("share-store-harness seed".utf8)
 
     static func first() throws -> ShareRecord {
@@ -188,8 +240,8 @@ enum HarnessError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .usage:
-            "usage: share-store-harness promote-loop|wrong-passcode --store DIR --passcode-file FILE "
-                + "[--limit N] [--attempts N] [--skip-clock]"
+            "usage: share-store-harness promote-loop|wrong-passcode|recover --store DIR --passcode-file FILE "
+                + "[--limit N] [--attempts N] [--skip-clock] [--fixture DIR]"
         case .unexpectedSuccess: "the wrong passcode was accepted"
         case .io(let action, let code): "\(action): \(String(cString: strerror(code)))"
         }
