@@ -1,8 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
-import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
@@ -102,89 +99,54 @@ struct ServerDemo {
     }
 }
 
-/// The demo's HTTP calls that the engine does not make itself: custodian registration and OTP flows.
+/// The demo's tokens: OTP flows whose codes it reads from the file sender.
 final class DemoAPI: Sendable {
-    let base: String
+    let client: ServerClient
     let webhookSecret: SecureBytes
     let otpFile: String
     /// Purposes already announced, so the demo says once, not per token, where tokens come from.
     private let announced = Mutex<Set<String>>([])
 
     init(base: String, webhookSecret: SecureBytes, otpFile: String) {
-        self.base = base
+        self.client = ServerClient(base: base)
         self.webhookSecret = webhookSecret
         self.otpFile = otpFile
     }
 
     func engineConfiguration(userId: String, store: any SigningShareStore) -> RecoveryEngine.Configuration {
-        let tokens: TokenProvider = { purpose in try await self.token(userId: userId, purpose: purpose) }
-        return RecoveryEngine.Configuration(
-            userId: userId, custodian: HTTPCustodian(baseURL: base, tokenProvider: tokens), shareStore: store,
-            cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens),
-            cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens),
-            custodianBackupSink: HTTPCustodianBackupSink(webhookBaseURL: "\(base)/webhook", webhookSecret: webhookSecret))
+        client.engineConfiguration(
+            userId: userId, store: store, tokens: { purpose in try await self.token(userId: userId, purpose: purpose) },
+            webhookSecret: webhookSecret)
     }
 
-    /// Seals the custodian's signing share to the server's key and registers it.
     func registerCustodianShare(_ share: ShareRecord, clientId: String) async throws {
-        let key = try await request("GET", "/custodian/key", body: nil)
-        guard case .string(let hex)? = key.member("publicKey"), let publicKey = Hex.decode(hex) else {
-            throw ShareRecoveryError(.malformedInput, "no custodian key")
-        }
-        let sealed = try SealedBox.seal(try share.binary(), to: publicKey)
-        _ = try await request(
-            "POST", "/custodian/wallets",
-            body: .object([("clientId", .string(clientId)), ("sealedShare", .string(Base64.encode(sealed)))]), webhook: true)
+        try await client.registerCustodianShare(share, clientId: clientId, webhookSecret: webhookSecret)
     }
 
     /// An OTP flow for the purpose: create it, read the code from the file sender, verify it.
     func token(userId: String, purpose: TokenPurpose) async throws -> String {
         let serverPurpose = purpose == .listRecoveryMethods ? "recover" : purpose.rawValue
-        let flow = try await request(
-            "POST", "/recovery/flows", body: .object([("identifier", .string(userId)), ("purpose", .string(serverPurpose))]))
-        guard case .string(let flowId)? = flow.member("flowId") else { throw ShareRecoveryError(.malformedInput, "no flowId") }
-        let code = try codeFromFile(flowId: flowId)
-        let verified = try await request("POST", "/recovery/flows/\(flowId)/verify", body: .object([("code", .string(code))]))
-        guard case .string(let token)? = verified.member("token") else { throw ShareRecoveryError(.malformedInput, "no token") }
+        let flowId = try await client.startFlow(identifier: userId, purpose: serverPurpose)
+        let code = try OTPFile.code(flowId: flowId, in: otpFile)
+        let token = try await client.verifyFlow(flowId: flowId, code: code)
         if announced.withLock({ $0.insert("\(userId)/\(serverPurpose)").inserted }) {
             Terminal.output("  tokens for \(serverPurpose): OTP flows verified with codes read from the file sender")
         }
-        return token
-    }
-
-    private func codeFromFile(flowId: String) throws -> String {
-        for line in try Files.readText(otpFile).split(separator: "\n").reversed() {
-            if let value = try? StrictJSON.parse(String(line)), case .string(flowId)? = value.member("flowId"),
-                case .string(let code)? = value.member("code")
-            {
-                return code
-            }
-        }
-        throw ShareRecoveryError(.notFound, "no one-time code for the flow in \(otpFile)")
-    }
-
-    private func request(_ method: String, _ path: String, body: JSONValue?, webhook: Bool = false) async throws -> JSONValue {
-        var request = HTTPClientRequest(url: base + path)
-        request.method = .RAW(value: method)
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: JSONWriter.write(body)))
-        }
-        if webhook { request.headers.add(name: "X-Webhook-Secret", value: webhookSecret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) }
-        let response = try await HTTPTransport.sharedClient.execute(request, timeout: .seconds(10))
-        let bytes = try await response.body.collect(upTo: 1 << 20)
-        guard (200..<300).contains(response.status.code) else {
-            throw ShareRecoveryError(.requestRejected, "\(method) \(path): HTTP \(response.status.code)")
-        }
-        if bytes.readableBytes == 0 { return .null }
-        return try StrictJSON.parse(Array(bytes.readableBytesView))
+        return String(decoding: token.revealedBytes(), as: UTF8.self)
     }
 }
 
-extension JSONValue {
-    /// A member of an object, or `nil`.
-    func member(_ key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
+/// The file the reference server's `FileOTPSender` appends codes to (JSON lines), as a user's inbox.
+enum OTPFile {
+    /// The newest code sent for a flow.
+    static func code(flowId: String, in path: String) throws -> SecureBytes {
+        for line in try Files.readText(path).split(separator: "\n").reversed() {
+            if let value = try? StrictJSON.parse(String(line)), case .string(flowId)? = value.member("flowId"),
+                case .string(let code)? = value.member("code")
+            {
+                return SecureBytes(copying: Array(code.utf8))
+            }
+        }
+        throw ShareRecoveryError(.notFound, "no one-time code for the flow in \(path)")
     }
 }

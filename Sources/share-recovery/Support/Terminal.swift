@@ -6,6 +6,10 @@ import Glibc
 enum Terminal {
     static func output(_ text: String) {
         print(text)
+        // Line by line even into a pipe: a supervisor waits for `serve`'s listening line, and a
+        // killed process must not lose what it already reported. (`nil`: every stream; `stdout` is a
+        // mutable global that strict concurrency refuses.)
+        fflush(nil)
     }
 
     static func error(_ text: String) {

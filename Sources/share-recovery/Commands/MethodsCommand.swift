@@ -1,0 +1,119 @@
+import ArgumentParser
+import ShareCrypto
+import ShareRecovery
+import ShareRecoveryHTTP
+
+/// Where the reference server is and who the user is.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "The reference server's base URL (e.g. http://127.0.0.1:8080).") var server: String
+    @Option(help: "The user id (also the custodian's client id).") var userId: String
+    @Option(help: "A file with a token for this operation (from `otp verify`).") var tokenFile: String
+
+    /// A provider that answers every purpose with the token from the file: the server refuses one
+    /// of the wrong purpose (403), so a mismatch surfaces as a typed error, not a silent retry.
+    func tokens() throws -> TokenProvider {
+        let token = try Files.readSecretLine(tokenFile)
+        return { _ in String(decoding: token.revealedBytes(), as: UTF8.self) }
+    }
+}
+
+/// `methods …`: the recovery-method lifecycle against a reference server.
+struct MethodsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "methods", abstract: "List, add (or rotate) and delete recovery methods on a reference server.",
+        subcommands: [List.self, Add.self, Delete.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The activated recovery methods (a token of any purpose).")
+        @OptionGroup var serverOptions: ServerOptions
+
+        func run() async throws {
+            let engine = RecoveryEngine(
+                configuration: ServerClient(base: serverOptions.server).engineConfiguration(
+                    userId: serverOptions.userId, store: InMemorySigningShareStore(), tokens: try serverOptions.tokens(),
+                    webhookSecret: nil))
+            let methods = try await engine.activatedRecoveryMethods()
+            Terminal.output(JSONWriter.write(.array(methods.map { .string($0.name) })))
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a method, or rotate it: a new backup set, and the old cipherText stops working (addOrUpdateRecovery token).")
+        @OptionGroup var serverOptions: ServerOptions
+        @Option(help: "The integrator's webhook secret file (delivers the custodian backup share).") var webhookSecretFile: String
+        @Option(help: "The device's signing share store directory.") var store: String
+        @Option(help: "The store's passcode file.") var passcodeFile: String
+        @Option(help: "The backup method.") var method: BackupMethod
+        @Option(help: "The secret: UTF-8 text (password, recoveryCode) or 32 raw bytes / 64 hex digits.")
+        var secretFile: String
+        @OptionGroup var kdf: KDFOptions
+
+        func run() async throws {
+            let device = try FileSigningShareStore(directory: store)
+            try await device.authenticate(try Files.readSecretLine(passcodeFile))
+            let configuration = ServerClient(base: serverOptions.server).engineConfiguration(
+                userId: serverOptions.userId, store: device, tokens: try serverOptions.tokens(),
+                webhookSecret: try Files.readSecretLine(webhookSecretFile), argon2: try kdf.parameters())
+            let cipherText = try await RecoveryEngine(configuration: configuration).addOrUpdateRecoveryMethod(
+                method, secret: try Files.readSecret(secretFile, method: method), keyId: kdf.keyId)
+            Terminal.output(
+                JSONWriter.write(.object([("method", .string(method.name)), ("cipherText", .string(cipherText.base64))])))
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a method's cipherText and custodian backup share (deleteRecovery token); never the last one without --force.")
+        @OptionGroup var serverOptions: ServerOptions
+        @Option(help: "The integrator's webhook secret file (deletes the custodian backup share).") var webhookSecretFile: String
+        @Option(help: "The backup method.") var method: BackupMethod
+        @Flag(help: "Delete even the last method, leaving no way to recover.") var force = false
+
+        func run() async throws {
+            let configuration = ServerClient(base: serverOptions.server).engineConfiguration(
+                userId: serverOptions.userId, store: InMemorySigningShareStore(), tokens: try serverOptions.tokens(),
+                webhookSecret: try Files.readSecretLine(webhookSecretFile))
+            let engine = RecoveryEngine(configuration: configuration)
+            try await engine.deleteRecoveryMethod(method, force: force)
+            Terminal.output(JSONWriter.write(.object([("deleted", .string(method.name))])))
+        }
+    }
+}
+
+/// `otp …`: the server's OTP flows, which issue the purpose-bound tokens.
+struct OTPCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "otp", abstract: "Start an OTP flow and verify its code to get a purpose-bound token.",
+        subcommands: [Start.self, Verify.self])
+
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Start a flow; the server sends the code out of band.")
+        @Option(help: "The reference server's base URL.") var server: String
+        @Option(help: "The user id the code is sent for.") var identifier: String
+        @Option(help: "recover, addOrUpdateRecovery or deleteRecovery.") var purpose: String
+
+        func run() async throws {
+            guard ["recover", "addOrUpdateRecovery", "deleteRecovery"].contains(purpose) else {
+                throw ValidationError("--purpose must be recover, addOrUpdateRecovery or deleteRecovery")
+            }
+            let flowId = try await ServerClient(base: server).startFlow(identifier: identifier, purpose: purpose)
+            Terminal.output(JSONWriter.write(.object([("flowId", .string(flowId))])))
+        }
+    }
+
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Verify a code; the token goes to a 0600 file, never to output.")
+        @Option(help: "The reference server's base URL.") var server: String
+        @Option(help: "The flow id from `otp start`.") var flowId: String
+        @Option(help: "A file with the one-time code.") var codeFile: String
+        @Option(help: "Where to write the token (mode 0600).") var tokenOut: String
+
+        func run() async throws {
+            let token = try await ServerClient(base: server).verifyFlow(
+                flowId: flowId, code: try Files.readSecretLine(codeFile))
+            try Files.write(String(decoding: token.revealedBytes(), as: UTF8.self) + "\n", to: tokenOut, secret: true)
+            Terminal.output(JSONWriter.write(.object([("tokenFile", .string(tokenOut))])))
+        }
+    }
+}
