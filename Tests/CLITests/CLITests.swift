@@ -8,13 +8,16 @@ import Testing
 struct CLITests {
     static let statusLines = RecoveryStatus.sequence.map { "status: \($0)" }
 
-    /// keygen → custodian keypair → backup → decrypt → select → recover, on one curve and method.
-    func story(curve: String, method: String, secret: Data) throws -> (URL, CLIRun) {
+    /// keygen → custodian keypair → backup → decrypt → select → recover, on one curve and method;
+    /// every run's output also goes to `transcript` when one is given.
+    func story(curve: String, method: String, secret: Data, transcript: Transcript? = nil) throws -> (URL, CLIRun) {
         let dir = try CLIRunner.temporaryDirectory()
         try secret.write(to: dir.appendingPathComponent("secret"))
         var run = try CLIRunner.run("share-recovery", ["keygen", "--curve", curve, "--wallet-id", "w-cli", "--out", "keys"], in: dir)
+        transcript?.runs.append(run)
         #expect(run.status == 0, "\(run.stderr)")
         run = try CLIRunner.run("share-recovery", ["custodian", "keypair", "--out", "custodian"], in: dir)
+        transcript?.runs.append(run)
         #expect(run.status == 0, "\(run.stderr)")
         run = try CLIRunner.run(
             "share-recovery",
@@ -23,6 +26,7 @@ struct CLITests {
                 "--secret-file", "secret", "--custodian-pub", "custodian/custodian.pub", "--out", "backup",
                 "--kdf-ops", "1", "--kdf-mem-kib", "8",
             ], in: dir)
+        transcript?.runs.append(run)
         #expect(run.status == 0, "\(run.stderr)")
         run = try CLIRunner.run(
             "share-recovery",
@@ -30,6 +34,7 @@ struct CLITests {
                 "recover", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--custodian-shares",
                 "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--out", "recovered",
             ], in: dir)
+        transcript?.runs.append(run)
         return (dir, run)
     }
 

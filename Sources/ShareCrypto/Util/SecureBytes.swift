@@ -25,15 +25,17 @@ public struct SecureBytes: Sendable, Equatable, CustomStringConvertible, CustomD
         deinit {
             Sodium.ensureInitialised()
             sodium_memzero(buffer.baseAddress, buffer.count)
-            SecureBytes.wipeObserver?(buffer.count)
+            SecureBytes.wipeObserver?(UnsafeRawBufferPointer(buffer))
             buffer.deallocate()
         }
     }
 
     let storage: Storage
 
-    /// Test-only hook: told the size of every buffer as it is wiped. Set it only in tests.
-    nonisolated(unsafe) package static var wipeObserver: (@Sendable (Int) -> Void)?
+    /// Test-only hook: shown every buffer just after it is wiped and before it is freed, so a test
+    /// can check that the buffers it knew held secrets were zeroed. Set it only in tests; the
+    /// pointer must not escape the call.
+    nonisolated(unsafe) package static var wipeObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
 
     /// Creates `count` bytes filled by `initializer`. If it throws, the partial buffer is wiped.
     /// - Parameters:

@@ -182,7 +182,17 @@ public struct RecoveryEngine: Sendable {
     /// Stage, confirm with the custodian, promote: a crash leaves the old or the new share current.
     private func store(_ share: ShareRecord, sessionId: String) async throws {
         let store = configuration.shareStore
-        try await store.stage(share)
+        let staged: Result<Void, any Error>
+        do {
+            try await store.stage(share)
+            staged = .success(())
+        } catch {
+            staged = .failure(error)
+        }
+        // A stage that failed after its rename (the directory fsync) left a share the custodian never
+        // confirmed; it must not be promoted later.
+        if case .failure = staged { try? await store.discardStaged() }
+        try staged.get()
         let confirmed: Result<Void, any Error>
         do {
             try Self.checkCancellation()

@@ -230,14 +230,24 @@ public actor FileSigningShareStore: SigningShareStore {
     }
 
     /// Durably stages a new generation, replacing any staged one; the current one stays current.
-    /// - Parameter share: A signing share with its secret.
-    /// - Throws: ``ShareRecoveryError`` with `invalidParameters` for a backup share or a public
-    ///   description, `notAuthenticated`, `lockedOut`, or `storageFailure` (the previously staged
-    ///   file, if any, is then intact).
+    /// - Parameter share: A signing share with its secret, of a generation newer than the current one.
+    /// - Throws: ``ShareRecoveryError`` with `invalidParameters` for a backup share, a public
+    ///   description, or a generation not newer than the current share's (a replayed older set),
+    ///   `notAuthenticated`, `lockedOut`, or `storageFailure` (the previously staged file, if any, is
+    ///   then intact).
     public func stage(_ share: ShareRecord) throws(ShareRecoveryError) {
         let key = try requireDataKey()
         guard share.secret != nil, share.kind == .signing else {
             throw ShareRecoveryError(.invalidParameters, "only a signing share with its secret can be stored")
+        }
+        // Generations only move forward: a replayed older set must not become current again. An
+        // unreadable current file does not block staging, since a recovery is how a device gets past it.
+        if case .success(let current?) = Result(catching: { () throws(ShareRecoveryError) in
+            try readShare(StoreLayout.currentName, dataKey: key)
+        }), share.generation <= current.generation {
+            throw ShareRecoveryError(
+                .invalidParameters,
+                "generation \(share.generation) is not newer than the current generation \(current.generation)")
         }
         try files.writeAtomically(StoreLayout.stagedName, try ShareFile.seal(share, dataKey: key, random: random))
     }

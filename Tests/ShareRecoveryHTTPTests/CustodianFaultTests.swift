@@ -1,0 +1,184 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ShareCrypto
+import ShareRecovery
+import ShareRecoveryHTTP
+import Synchronization
+import Testing
+
+/// Recovery over HTTP while the custodian misbehaves at one step of its session: every failure is a
+/// typed error, the device's file store keeps its generation byte for byte (nothing staged, no
+/// temporary files), and the custodian keeps the old signing set.
+@Suite("Custodian faults during recovery")
+struct CustodianFaultTests {
+    static let userId = "user-faults"
+    static let passcode = SecureBytes(copying: Array("482916".utf8))
+
+    /// The custodian call that fails.
+    enum Step: String, Sendable, CaseIterable {
+        case open, finish, confirm
+
+        /// Whether a request is this step's call (the session id is any path segment).
+        func matches(_ request: Request) -> Bool {
+            guard request.method == .post else { return false }
+            let path = request.uri.path
+            switch self {
+            case .open: return path == "/recovery/sessions"
+            case .finish: return path.hasPrefix("/recovery/sessions/") && path.hasSuffix("/finish")
+            case .confirm: return path.hasPrefix("/recovery/sessions/") && path.hasSuffix("/confirm")
+            }
+        }
+    }
+
+    /// How it fails.
+    enum Failure: String, Sendable, CaseIterable {
+        case unreachable, slow, serverError, malformedJSON
+
+        var code: ShareRecoveryError.Code {
+            switch self {
+            case .unreachable, .slow, .serverError: .sourceFailure
+            case .malformedJSON: .malformedInput
+            }
+        }
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let step: Step
+        let failure: Failure
+        var testDescription: String { "\(failure) at \(step)" }
+    }
+
+    /// Unreachable is the whole custodian (only its first call can see it); a confirm's body is not
+    /// read, so malformed JSON there is no failure.
+    static let cases: [Case] =
+        [Case(step: .open, failure: .unreachable)]
+        + Step.allCases.flatMap { step in [Failure.slow, .serverError].map { Case(step: step, failure: $0) } }
+        + [Case(step: .open, failure: .malformedJSON), Case(step: .finish, failure: .malformedJSON)]
+
+    /// Answers the failing step's requests badly, once armed, and passes everything else to the fake backend.
+    struct FaultMiddleware: RouterMiddleware {
+        typealias Context = BasicRequestContext
+        let step: Step
+        let failure: Failure
+        let hits: HitCounter
+        /// Off during the backup, whose session calls have the same paths.
+        let armed: FaultSwitch
+
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+            -> Response
+        {
+            guard armed.isOn, step.matches(request) else { return try await next(request, context) }
+            hits.hit()
+            switch failure {
+            case .unreachable, .serverError:
+                return TestServer.error(.internalServerError, code: "internal")
+            case .slow:
+                // Longer than the client's deadline, and the call never reaches the custodian.
+                try await Task.sleep(for: .seconds(3))
+                return TestServer.error(.serviceUnavailable, code: "unavailable")
+            case .malformedJSON:
+                return TestServer.json("{\"sessionId\": \"s\", \"plan\": {,}")
+            }
+        }
+    }
+
+    static func makeDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.path + "/custodian-faults-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test(arguments: cases)
+    func failedRecoveryChangesNothing(_ testCase: Case) async throws {
+        let random = DeterministicRandom(seed: Array("custodian fault \(testCase.testDescription)".utf8))
+        let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-faults", using: random)
+        let backend = FakeBackend(custodianKey: SealingKeyPair(using: random), random: random)
+        await backend.custodian.register(signingShares: [signing[1]], clientId: Self.userId)
+        let root = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let hits = HitCounter()
+        let fault = FaultMiddleware(step: testCase.step, failure: testCase.failure, hits: hits, armed: FaultSwitch())
+        let cloudKey = BackupSecret.keyMaterial(random.secureBytes(count: 32))
+
+        try await TestServer.with { router in
+            router.add(middleware: fault)
+            backend.register(on: router)
+        } _: { base in
+            backend.started(base: base)
+            let device = try FileSigningShareStore(directory: root + "/device", argon2: .minimum)
+            try await device.createPasscode(Self.passcode, confirmation: Self.passcode)
+            try await device.stage(signing[0])
+            try await device.promoteStaged()
+            // The backup itself runs without faults (its steps are not the recovery's open/finish/confirm POSTs).
+            let backupEngine = Self.engine(base: base, custodianBase: base, store: device, random: random)
+            try await backupEngine.backup(method: .cloudKey, secret: cloudKey)
+            fault.armed.turnOn()
+
+            let currentBytes = try Data(contentsOf: URL(fileURLWithPath: root + "/device/current.share"))
+            let custodianBefore = await backend.custodian.currentSigningShares(clientId: Self.userId)
+            // An unreachable custodian: a port that was just bound and closed.
+            var custodianBase = base
+            if testCase.failure == .unreachable {
+                let closed = try TruncatingServer()
+                custodianBase = "http://127.0.0.1:\(closed.port)"
+                closed.stop()
+            }
+            let engine = Self.engine(base: base, custodianBase: custodianBase, store: device, random: random)
+            let log = RecoveryStatusLog()
+            let error = await #expect(throws: ShareRecoveryError.self) {
+                try await engine.recover(method: .cloudKey, secret: cloudKey, progress: log.append)
+            }
+            #expect(error?.code == testCase.failure.code, "\(String(describing: error))")
+            if testCase.failure == .slow { #expect(error?.reason.contains("timed out") == true, "\(String(describing: error))") }
+            if testCase.failure == .serverError { #expect(hits.value == 3, "5xx is retried up to the attempt limit") }
+            #expect(!log.all.contains(.done))
+            if testCase.step != .confirm { #expect(!log.all.contains(.storingShare), "\(log.all)") }
+
+            // Nothing stored changed: the same file bytes, nothing staged, no temporary files, and a
+            // reopened store still opens with the passcode at the old generation.
+            #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/device/current.share")) == currentBytes)
+            let names = try FileManager.default.contentsOfDirectory(atPath: root + "/device").sorted()
+            #expect(names == ["current.share", "header", "lock"], "\(names)")
+            #expect(try await device.stagedShare() == nil)
+            #expect(await backend.custodian.currentSigningShares(clientId: Self.userId) == custodianBefore)
+            #expect(custodianBefore == [signing[1]])
+        }
+        let reopened = try FileSigningShareStore(directory: root + "/device", argon2: .minimum)
+        try await reopened.authenticate(Self.passcode)
+        #expect(try await reopened.currentShare() == signing[0])
+    }
+
+    static func engine(base: String, custodianBase: String, store: any SigningShareStore, random: DeterministicRandom)
+        -> RecoveryEngine
+    {
+        let tokens: TokenProvider = { $0.rawValue }
+        let transport = testTransport(timeout: .milliseconds(800))
+        return RecoveryEngine(
+            configuration: .init(
+                userId: userId,
+                custodian: HTTPCustodian(baseURL: custodianBase, tokenProvider: tokens, transport: transport, random: random),
+                shareStore: store,
+                cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens, transport: transport),
+                cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens, transport: transport),
+                custodianBackupSink: HTTPCustodianBackupSink(
+                    webhookBaseURL: base + "/webhook", webhookSecret: SecureBytes(copying: Array(FakeBackend.webhookSecret.utf8)),
+                    transport: transport),
+                argon2: .minimum, random: random))
+    }
+}
+
+/// Statuses a recovery reported, in order.
+final class RecoveryStatusLog: Sendable {
+    private let statuses = Mutex<[RecoveryStatus]>([])
+    func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
+    var all: [RecoveryStatus] { statuses.withLock { $0 } }
+}
+
+/// A flag the test flips once its setup is done.
+final class FaultSwitch: Sendable {
+    private let on = Mutex(false)
+    func turnOn() { on.withLock { $0 = true } }
+    var isOn: Bool { on.withLock { $0 } }
+}
