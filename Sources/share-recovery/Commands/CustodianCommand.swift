@@ -1,6 +1,7 @@
 import ArgumentParser
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// `custodian …`: the custodian's X25519 sealing key, and registering a wallet's custodian share with a server.
 struct CustodianCommand: ParsableCommand {
@@ -32,7 +33,7 @@ struct CustodianCommand: ParsableCommand {
 
         func run() async throws {
             let record = try Files.readShare(share)
-            try await ServerClient(base: server).registerCustodianShare(
+            try await ReferenceServerClient(base: server).registerCustodianShare(
                 record, clientId: clientId, webhookSecret: try Files.readSecretLine(webhookSecretFile))
             Terminal.output(JSONWriter.write(.object([("registered", record.jsonValue(includingSecret: false))])))
         }

@@ -29,7 +29,7 @@ struct MethodsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let engine = RecoveryEngine(
-                configuration: ServerClient(base: serverOptions.server).engineConfiguration(
+                configuration: ReferenceServerClient(base: serverOptions.server).engineConfiguration(
                     userId: serverOptions.userId, store: InMemorySigningShareStore(), tokens: try serverOptions.tokens(),
                     webhookSecret: nil))
             let methods = try await engine.activatedRecoveryMethods()
@@ -52,7 +52,7 @@ struct MethodsCommand: AsyncParsableCommand {
         func run() async throws {
             let device = try FileSigningShareStore(directory: store)
             try await device.authenticate(try Files.readSecretLine(passcodeFile))
-            let configuration = ServerClient(base: serverOptions.server).engineConfiguration(
+            let configuration = ReferenceServerClient(base: serverOptions.server).engineConfiguration(
                 userId: serverOptions.userId, store: device, tokens: try serverOptions.tokens(),
                 webhookSecret: try Files.readSecretLine(webhookSecretFile), argon2: try kdf.parameters())
             let cipherText = try await RecoveryEngine(configuration: configuration).addOrUpdateRecoveryMethod(
@@ -71,7 +71,7 @@ struct MethodsCommand: AsyncParsableCommand {
         @Flag(help: "Delete even the last method, leaving no way to recover.") var force = false
 
         func run() async throws {
-            let configuration = ServerClient(base: serverOptions.server).engineConfiguration(
+            let configuration = ReferenceServerClient(base: serverOptions.server).engineConfiguration(
                 userId: serverOptions.userId, store: InMemorySigningShareStore(), tokens: try serverOptions.tokens(),
                 webhookSecret: try Files.readSecretLine(webhookSecretFile))
             let engine = RecoveryEngine(configuration: configuration)
@@ -97,7 +97,7 @@ struct OTPCommand: AsyncParsableCommand {
             guard ["recover", "addOrUpdateRecovery", "deleteRecovery"].contains(purpose) else {
                 throw ValidationError("--purpose must be recover, addOrUpdateRecovery or deleteRecovery")
             }
-            let flowId = try await ServerClient(base: server).startFlow(identifier: identifier, purpose: purpose)
+            let flowId = try await ReferenceServerClient(base: server).startFlow(identifier: identifier, purpose: purpose)
             Terminal.output(JSONWriter.write(.object([("flowId", .string(flowId))])))
         }
     }
@@ -110,7 +110,7 @@ struct OTPCommand: AsyncParsableCommand {
         @Option(help: "Where to write the token (mode 0600).") var tokenOut: String
 
         func run() async throws {
-            let token = try await ServerClient(base: server).verifyFlow(
+            let token = try await ReferenceServerClient(base: server).verifyFlow(
                 flowId: flowId, code: try Files.readSecretLine(codeFile))
             try Files.write(String(decoding: token.revealedBytes(), as: UTF8.self) + "\n", to: tokenOut, secret: true)
             Terminal.output(JSONWriter.write(.object([("tokenFile", .string(tokenOut))])))

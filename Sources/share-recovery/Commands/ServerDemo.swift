@@ -101,14 +101,14 @@ struct ServerDemo {
 
 /// The demo's tokens: OTP flows whose codes it reads from the file sender.
 final class DemoAPI: Sendable {
-    let client: ServerClient
+    let client: ReferenceServerClient
     let webhookSecret: SecureBytes
     let otpFile: String
     /// Purposes already announced, so the demo says once, not per token, where tokens come from.
     private let announced = Mutex<Set<String>>([])
 
     init(base: String, webhookSecret: SecureBytes, otpFile: String) {
-        self.client = ServerClient(base: base)
+        self.client = ReferenceServerClient(base: base)
         self.webhookSecret = webhookSecret
         self.otpFile = otpFile
     }
@@ -148,5 +148,13 @@ enum OTPFile {
             }
         }
         throw ShareRecoveryError(.notFound, "no one-time code for the flow in \(path)")
+    }
+}
+
+extension JSONValue {
+    /// A member of an object, or `nil`.
+    func member(_ key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
     }
 }

@@ -1,44 +1,54 @@
-import AsyncHTTPClient
+public import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
-import ShareCrypto
-import ShareRecovery
-import ShareRecoveryHTTP
+public import ShareCrypto
+public import ShareRecovery
 
-/// The reference server's calls that the engine does not make itself: custodian registration and
-/// OTP flows. The engine's own calls (sessions, cipherTexts, webhooks) go through
-/// ``engineConfiguration(userId:store:tokens:webhookSecret:)``.
-struct ServerClient: Sendable {
+/// The reference server's calls that the engine does not make itself: custodian registration (an
+/// integrator call) and OTP flows (the user's). The engine's own calls (sessions, cipherTexts,
+/// webhooks) go through ``engineConfiguration(userId:store:tokens:webhookSecret:argon2:)``.
+public struct ReferenceServerClient: Sendable {
     /// The server's base URL, without a trailing slash.
-    let base: String
+    public let base: String
+    /// The HTTP client for every call, the engine's included.
+    let client: HTTPClient
 
-    init(base: String) {
-        var base = base
-        while base.hasSuffix("/") { base.removeLast() }
-        self.base = base
+    /// - Parameters:
+    ///   - base: The server's base URL.
+    ///   - client: The HTTP client (see ``HTTPTransport/init(configuration:client:logger:)`` for what one of
+    ///     your own should be configured with).
+    public init(base: String, client: HTTPClient = HTTPTransport.sharedClient) {
+        self.base = URLText.base(base)
+        self.client = client
     }
 
     /// An engine that talks to this server: HTTP custodian, cipherText source and store, and (with the
     /// webhook secret, which only the integrator's backend holds) the custodian backup share sink.
-    func engineConfiguration(
+    public func engineConfiguration(
         userId: String, store: any SigningShareStore, tokens: @escaping TokenProvider, webhookSecret: SecureBytes?,
         argon2: Argon2idParameters = .default
     ) -> RecoveryEngine.Configuration {
-        RecoveryEngine.Configuration(
-            userId: userId, custodian: HTTPCustodian(baseURL: base, tokenProvider: tokens), shareStore: store,
-            cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens),
-            cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens),
+        let transport = HTTPTransport(client: client)
+        return RecoveryEngine.Configuration(
+            userId: userId,
+            custodian: HTTPCustodian(
+                baseURL: base, tokenProvider: tokens,
+                // The custodian's own default: opening a session fetches and checks backup shares.
+                transport: HTTPTransport(configuration: .init(timeout: .seconds(30)), client: client)),
+            shareStore: store,
+            cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens, transport: transport),
+            cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens, transport: transport),
             custodianBackupSink: webhookSecret.map {
-                HTTPCustodianBackupSink(webhookBaseURL: "\(base)/webhook", webhookSecret: $0)
+                HTTPCustodianBackupSink(webhookBaseURL: "\(base)/webhook", webhookSecret: $0, transport: transport)
             },
             argon2: argon2)
     }
 
     /// Seals a signing share to the server's custodian key and registers it for the client
     /// (`POST /custodian/wallets`, an integrator call authenticated by the webhook secret).
-    func registerCustodianShare(_ share: ShareRecord, clientId: String, webhookSecret: SecureBytes) async throws {
+    public func registerCustodianShare(_ share: ShareRecord, clientId: String, webhookSecret: SecureBytes) async throws {
         let key = try await request("GET", "/custodian/key", body: nil)
-        guard case .string(let hex)? = key.member("publicKey"), let publicKey = Hex.decode(hex), publicKey.count == 32 else {
+        guard case .string(let hex)? = key.field("publicKey"), let publicKey = Hex.decode(hex), publicKey.count == 32 else {
             throw ShareRecoveryError(.malformedInput, "the server sent no usable custodian key")
         }
         let sealed = try SealedBox.seal(try share.binary(), to: publicKey)
@@ -50,11 +60,11 @@ struct ServerClient: Sendable {
 
     /// Starts an OTP flow (`POST /recovery/flows`); the code goes to the user out of band.
     /// - Returns: The flow id.
-    func startFlow(identifier: String, purpose: String) async throws -> String {
+    public func startFlow(identifier: String, purpose: String) async throws -> String {
         let flow = try await request(
             "POST", "/recovery/flows",
             body: .object([("identifier", .string(identifier)), ("purpose", .string(purpose))]))
-        guard case .string(let flowId)? = flow.member("flowId") else {
+        guard case .string(let flowId)? = flow.field("flowId") else {
             throw ShareRecoveryError(.malformedInput, "the server's flow response has no flowId")
         }
         return flowId
@@ -62,10 +72,10 @@ struct ServerClient: Sendable {
 
     /// Verifies a flow's code (`POST /recovery/flows/{id}/verify`).
     /// - Returns: The purpose-bound token, a credential: callers keep it out of output and logs.
-    func verifyFlow(flowId: String, code: SecureBytes) async throws -> SecureBytes {
+    public func verifyFlow(flowId: String, code: SecureBytes) async throws -> SecureBytes {
         let body = JSONValue.object([("code", .string(String(decoding: code.revealedBytes(), as: UTF8.self)))])
         let verified = try await request("POST", "/recovery/flows/\(flowId)/verify", body: body)
-        guard case .string(let token)? = verified.member("token") else {
+        guard case .string(let token)? = verified.field("token") else {
             throw ShareRecoveryError(.malformedInput, "the server's verify response has no token")
         }
         return SecureBytes(copying: Array(token.utf8))
@@ -88,7 +98,7 @@ struct ServerClient: Sendable {
         let response: HTTPClientResponse
         let bytes: ByteBuffer
         do {
-            response = try await HTTPTransport.sharedClient.execute(request, timeout: .seconds(10))
+            response = try await client.execute(request, timeout: .seconds(10))
             bytes = try await response.body.collect(upTo: 1 << 20)
         } catch {
             throw ShareRecoveryError(.sourceFailure, "\(method) \(path): the server could not be reached (\(type(of: error)))")
@@ -107,7 +117,7 @@ struct ServerClient: Sendable {
 
 extension JSONValue {
     /// A member of an object, or `nil`.
-    func member(_ key: String) -> JSONValue? {
+    fileprivate func field(_ key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
