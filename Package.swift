@@ -82,8 +82,12 @@ let package = Package(
         .executableTarget(
             name: "recovery-bench",
             dependencies: [
-                "ShareRecovery", "ShareCrypto",
+                "ShareRecovery", "ShareCrypto", "ShareRecoveryHTTP", "ShareRecoveryServer",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/RecoveryBench"
         ),

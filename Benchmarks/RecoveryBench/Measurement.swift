@@ -13,8 +13,10 @@ struct Measurement {
     var floorNs: Double?
     var target: Double?
     var note: String = ""
+    /// Operations per second of wall time when many run at once (server load); `nil` for one at a time.
+    var throughput: Double?
 
-    var opsPerSecond: Double { meanNs > 0 ? 1e9 / meanNs : 0 }
+    var opsPerSecond: Double { throughput ?? (meanNs > 0 ? 1e9 / meanNs : 0) }
     var ratio: Double? { floorNs.map { Double(medianNs) / $0 } }
 
     var json: String {
@@ -25,6 +27,7 @@ struct Measurement {
         if let floorNs { fields.append(#""floorNs":\#(String(format: "%.0f", floorNs))"#) }
         if let ratio { fields.append(#""ratioToFloor":\#(String(format: "%.3f", ratio))"#) }
         if let target { fields.append(#""target":\#(target)"#) }
+        if let throughput { fields.append(#""throughputPerSecond":\#(String(format: "%.1f", throughput))"#) }
         if !note.isEmpty { fields.append(#""note":"\#(note)""#) }
         return "{" + fields.joined(separator: ",") + "}"
     }
@@ -50,6 +53,43 @@ enum Timer {
         return Measurement(
             group: group, name: name, iterations: iterations, medianNs: histogram.median,
             p99Ns: histogram.valueAtPercentile(99), meanNs: Double(total) / Double(max(iterations, 1)))
+    }
+
+    /// Times `body` and `floor` alternately, one iteration each in turn (the order flipping every time),
+    /// so both see the same machine: this VM's speed drifts by up to 40 % within a minute, which made
+    /// ratios against floors timed earlier in the run swing by as much. The floor's median becomes the
+    /// measurement's floor.
+    static func measureAgainstFloor(
+        _ group: String, _ name: String, iterations: Int, warmup: Int? = nil, _ body: () throws -> Void,
+        floor: () throws -> Void
+    ) rethrows -> Measurement {
+        for _ in 0..<(warmup ?? max(1, iterations / 10)) {
+            try body()
+            try floor()
+        }
+        var histograms = (
+            body: Histogram<UInt64>(highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three),
+            floor: Histogram<UInt64>(highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three)
+        )
+        var total: UInt64 = 0
+        func timed(_ work: () throws -> Void) rethrows -> UInt64 {
+            let start = now()
+            try work()
+            return max(now() - start, 1)
+        }
+        for iteration in 0..<iterations {
+            let bodyFirst = iteration % 2 == 0
+            if !bodyFirst { _ = histograms.floor.record(try timed(floor)) }
+            let elapsed = try timed(body)
+            total += elapsed
+            _ = histograms.body.record(elapsed)
+            if bodyFirst { _ = histograms.floor.record(try timed(floor)) }
+        }
+        var measurement = Measurement(
+            group: group, name: name, iterations: iterations, medianNs: histograms.body.median,
+            p99Ns: histograms.body.valueAtPercentile(99), meanNs: Double(total) / Double(max(iterations, 1)))
+        measurement.floorNs = Double(histograms.floor.median)
+        return measurement
     }
 }
 

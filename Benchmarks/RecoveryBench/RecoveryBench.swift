@@ -1,6 +1,7 @@
 import Foundation
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryServer
 
 /// `recovery-bench [--quick] [--json FILE]`: what recovery costs, and how close it is to the floor
 /// of its unavoidable primitive operations, measured in the same run.
@@ -33,7 +34,7 @@ struct RecoveryBench {
         return options
     }
 
-    static func main() throws {
+    static func main() async throws {
         guard let options = parse(Array(CommandLine.arguments.dropFirst())) else {
             FileHandle.standardError.write(Data("usage: recovery-bench [--quick] [--json FILE] | --profile CURVE COUNT\n".utf8))
             exit(2)
@@ -44,7 +45,7 @@ struct RecoveryBench {
         }
         var bench = Bench(quick: options.quick)
         let started = Date()
-        try bench.run()
+        try await bench.run()
         bench.printTable()
         print(String(format: "total bench time: %.1f s (%@)", Date().timeIntervalSince(started), options.quick ? "quick" : "full"))
         if let path = options.jsonPath {
@@ -60,6 +61,7 @@ struct Bench {
     var results: [Measurement] = []
     var costs: [Curve: PrimitiveCosts] = [:]
     let random = DeterministicRandom(seed: Array("recovery-bench".utf8))
+    let raw = RawPrimitives()
 
     init(quick: Bool) { self.quick = quick }
 
@@ -70,12 +72,52 @@ struct Bench {
         FileHandle.standardError.write(Data("  \(measurement.group) / \(measurement.name): \(human(Double(measurement.medianNs)))\n".utf8))
     }
 
-    mutating func run() throws {
-        let raw = RawPrimitives()
+    mutating func run() async throws {
         try floors(raw)
         for curve in Curve.allCases { try engineSteps(curve) }
         try selection()
         try scaling()
+        try await serverLoad()
+    }
+
+    /// The primitive calls a count names, run back to back: the floor as work rather than as a sum of
+    /// medians, so it can be timed alternately with the step it bounds.
+    func floorWork(_ count: PrimitiveCosts.Count, curve: Curve) -> () -> Void {
+        let raw = raw
+        let curveSteps: [() -> Bool] =
+            curve == .secp256k1
+            ? [raw.secp256k1GeneratorMultiply, raw.secp256k1PointMultiply, raw.secp256k1Add, raw.secp256k1Parse]
+            : [raw.ed25519GeneratorMultiply, raw.ed25519PointMultiply, raw.ed25519Add, raw.ed25519Parse]
+        let counts = [
+            count.generatorMultiply, count.pointMultiply, count.add, count.parse, count.aead, count.hkdf, count.open, count.seal,
+        ]
+        let shared: [() -> Bool] = [raw.aeadDecrypt, raw.hkdf, raw.open, raw.seal]
+        let steps = Array(zip(counts, curveSteps + shared))
+        return {
+            for (times, step) in steps {
+                for _ in 0..<times { precondition(step(), "a primitive failed during the benchmark") }
+            }
+        }
+    }
+
+    // MARK: Server
+
+    mutating func serverLoad() async throws {
+        let load = ServerLoad(quick: quick, random: random)
+        for m in try await load.run(database: .sqlite(path: NSTemporaryDirectory() + "/recovery-bench-\(UUID().uuidString).sqlite"), label: "SQLite") {
+            add(m)
+        }
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = environment["SHARE_RECOVERY_BENCH_POSTGRES_URL"] ?? environment["SHARE_RECOVERY_TEST_POSTGRES_URL"] else {
+            FileHandle.standardError.write(
+                Data("  server PostgreSQL: skipped (set SHARE_RECOVERY_BENCH_POSTGRES_URL; README: Benchmarks)\n".utf8))
+            return
+        }
+        // A schema of its own, so runs never see each other's rows.
+        let schema = "bench_" + Hex.encode(random.bytes(count: 6))
+        for m in try await load.run(database: .postgres(url: url + (url.contains("?") ? "&" : "?") + "schema=" + schema), label: "PostgreSQL") {
+            add(m)
+        }
     }
 
     // MARK: Floors
@@ -179,24 +221,31 @@ struct Bench {
         // The inputs arrive as text; making that text is the integrator's work, not the recovery's.
         let cloudText = cloud.cipherText.base64, cloudShares = cloud.custodianShares.map(\.json)
         let passwordText = pw.cipherText.base64, passwordShares = pw.custodianShares.map(\.json)
-        m = try Timer.measure(group, "full local recovery cloudKey (2-of-2)", iterations: iterations) {
-            _ = try OfflineRecovery.recover(
-                cipherText: cloudText, secret: cloudKey, custodianShares: cloudShares, custodianKey: custodian, using: random)
-        }
+        // The two targeted ratios: each step is timed alternately with the work of its floor.
         count = OperationCounts.offlineRecovery(threshold: 2, parties: 2, argon: false)
-        m.floorNs = cost.floor(count)
+        let cloudFloor = floorWork(count, curve: curve)
+        m = try Timer.measureAgainstFloor(
+            group, "full local recovery cloudKey (2-of-2)", iterations: iterations * 2,
+            {
+                _ = try OfflineRecovery.recover(
+                    cipherText: cloudText, secret: cloudKey, custodianShares: cloudShares, custodianKey: custodian, using: random)
+            }, floor: cloudFloor)
         m.target = 1.25
-        m.note = count.summary
+        m.note = "floor timed alternately: " + count.summary
         add(m)
 
-        m = try Timer.measure(group, "full local recovery password (default Argon2id)", iterations: n(10, 2), warmup: 1) {
+        let argonDefault = Argon2idParameters.default, raw = raw
+        m = try Timer.measureAgainstFloor(
+            group, "full local recovery password (default Argon2id)", iterations: n(20, 3), warmup: 1
+        ) {
             _ = try OfflineRecovery.recover(
                 cipherText: passwordText, secret: password, custodianShares: passwordShares, custodianKey: custodian,
                 using: random)
+        } floor: {
+            precondition(raw.argon2id(opslimit: argonDefault.opslimit, memlimitKiB: argonDefault.memlimitKiB))
         }
-        m.floorNs = argonDefaultNs
         m.target = 1.03
-        m.note = "ratio to Argon2id at the same parameters"
+        m.note = "ratio to Argon2id at the same parameters, timed alternately"
         add(m)
 
         m = try Timer.measure(group, "full backup cloudKey (2-of-2)", iterations: iterations) {
