@@ -51,11 +51,14 @@ struct TokenAuthority: Sendable {
     func verify(_ text: String, now: Int64) throws(APIError) -> Token {
         let invalid = APIError.unauthorized("the bearer token is not valid")
         guard text.utf8.count <= Self.maximumLength else { throw invalid }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == Self.prefix, let payloadBytes = Hex.decode(String(parts[1])),
-            let tagBytes = Hex.decode(String(parts[2]))
+        // Split as bytes: a Character-wise split was the largest cost of serving a cipherText.
+        let bytes = Array(text.utf8)
+        let parts = bytes.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].elementsEqual(Self.prefix.utf8),
+            let payloadBytes = Hex.decode(String(decoding: parts[1], as: UTF8.self)),
+            let tagBytes = Hex.decode(String(decoding: parts[2], as: UTF8.self))
         else { throw invalid }
-        let expected = tag("\(parts[0]).\(parts[1])")
+        let expected = tag(bytes[..<parts[1].endIndex])
         // SecureBytes == is constant time.
         guard expected == SecureBytes(copying: tagBytes) else {
             throw invalid
@@ -73,7 +76,9 @@ struct TokenAuthority: Sendable {
         return Token(id: id, userId: userId, purpose: purpose, expiresAt: expiresAt)
     }
 
-    private func tag(_ signed: String) -> SecureBytes {
-        HMACSHA256.authenticate(Array(signed.utf8), key: key)
+    private func tag(_ signed: String) -> SecureBytes { tag(Array(signed.utf8)[...]) }
+
+    private func tag(_ signed: ArraySlice<UInt8>) -> SecureBytes {
+        HMACSHA256.authenticate(signed, key: key)
     }
 }

@@ -78,6 +78,11 @@ struct ServerRoutes: Sendable {
 
 extension String {
     fileprivate var trimmingSpaces: String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        // On UTF-8 bytes: a Character-wise trim (reversed twice) was 78 % of a cipherText GET.
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { $0 != UInt8(ascii: " ") }),
+            let last = bytes.lastIndex(where: { $0 != UInt8(ascii: " ") })
+        else { return "" }
+        return String(self[first...last])
     }
 }

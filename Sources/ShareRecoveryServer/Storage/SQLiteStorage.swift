@@ -80,7 +80,9 @@ private struct SQLiteTransaction: SQLTransaction {
     func query(_ sql: String, _ values: [SQLValue]) async throws -> [SQLRow] {
         let arguments = StatementArguments(values.map(Self.databaseValue))
         return try await pool.writeWithoutTransaction { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.row)
+            // Cached statements: the server runs a handful of fixed statements, so each is prepared
+            // (and authorized) once per connection, not per request.
+            try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: arguments).map(Self.row)
         }
     }
 
@@ -119,7 +121,7 @@ private struct SQLiteReader: SQLTransaction {
     func query(_ sql: String, _ values: [SQLValue]) async throws -> [SQLRow] {
         let arguments = StatementArguments(values.map(SQLiteTransaction.databaseValue))
         return try await pool.read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map(SQLiteTransaction.row)
+            try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: arguments).map(SQLiteTransaction.row)
         }
     }
 
