@@ -307,29 +307,35 @@ public enum JSONWriter {
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef")
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func appendUnicodeEscape(_ unit: UInt16, to out: inout String) {
-        out += "\\u"
+    private static func appendUnicodeEscape(_ unit: UInt16, to out: inout [UInt8]) {
+        out += [UInt8(ascii: "\\"), UInt8(ascii: "u")]
         for shift in [12, 8, 4, 0] { out.append(hexDigits[Int(unit >> UInt16(shift) & 0xF)]) }
     }
 
     private static func appendString(_ text: String, asciiOnly: Bool, to out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
+        // Escaped into a byte buffer and appended to the String once: appending scalar by scalar was
+        // most of the time a server spent answering with custodian shares (JSON inside JSON).
+        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        bytes.reserveCapacity(text.utf8.count + 2)
+        var scalars = text.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: appendUnicodeEscape(UInt16(scalar.value), to: &out)
-            case _ where asciiOnly && scalar.value > 0x7E:
-                for unit in String(scalar).utf16 { appendUnicodeEscape(unit, to: &out) }
-            default: out.unicodeScalars.append(scalar)
+            case "\"": bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case "\\": bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case "\n": bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case "\r": bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case "\t": bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case _ where scalar.value < 0x20: appendUnicodeEscape(UInt16(scalar.value), to: &bytes)
+            case _ where scalar.value == 0x7F && asciiOnly: appendUnicodeEscape(0x7F, to: &bytes)
+            case _ where scalar.value < 0x80: bytes.append(UInt8(scalar.value))
+            case _ where asciiOnly: for unit in String(scalar).utf16 { appendUnicodeEscape(unit, to: &bytes) }
+            default: bytes += String(scalar).utf8
             }
         }
-        out += "\""
+        bytes.append(UInt8(ascii: "\""))
+        out += String(decoding: bytes, as: UTF8.self)
     }
 }
 
