@@ -11,6 +11,7 @@ struct RecoveryBench {
         var quick = false
         var jsonPath: String?
         var profile: (Curve, Int)?
+        var serverOnly = false
     }
 
     static func parse(_ arguments: [String]) -> Options? {
@@ -19,6 +20,7 @@ struct RecoveryBench {
         while let argument = iterator.next() {
             switch argument {
             case "--quick": options.quick = true
+            case "--server-only": options.serverOnly = true
             case "--json":
                 guard let path = iterator.next() else { return nil }
                 options.jsonPath = path
@@ -36,16 +38,21 @@ struct RecoveryBench {
 
     static func main() async throws {
         guard let options = parse(Array(CommandLine.arguments.dropFirst())) else {
-            FileHandle.standardError.write(Data("usage: recovery-bench [--quick] [--json FILE] | --profile CURVE COUNT\n".utf8))
+            FileHandle.standardError.write(Data("usage: recovery-bench [--quick] [--server-only] [--json FILE] | --profile CURVE COUNT\n".utf8))
             exit(2)
         }
         if let (curve, count) = options.profile {
             try Bench.profileRecoveries(curve: curve, count: count)
             return
         }
-        var bench = Bench(quick: options.quick)
+        var bench = Bench(quick: options.quick, serverOnly: options.serverOnly)
         let started = Date()
-        try await bench.run()
+        do {
+            try await bench.run()
+        } catch {
+            FileHandle.standardError.write(Data("recovery-bench: error: \(error)\n".utf8))
+            exit(1)
+        }
         bench.printTable()
         print(String(format: "total bench time: %.1f s (%@)", Date().timeIntervalSince(started), options.quick ? "quick" : "full"))
         if let path = options.jsonPath {
@@ -63,7 +70,13 @@ struct Bench {
     let random = DeterministicRandom(seed: Array("recovery-bench".utf8))
     let raw = RawPrimitives()
 
-    init(quick: Bool) { self.quick = quick }
+    /// Only the server load (item 3), e.g. under a profiler.
+    let serverOnly: Bool
+
+    init(quick: Bool, serverOnly: Bool = false) {
+        self.quick = quick
+        self.serverOnly = serverOnly
+    }
 
     func n(_ full: Int, _ quickCount: Int) -> Int { quick ? quickCount : full }
 
@@ -73,6 +86,10 @@ struct Bench {
     }
 
     mutating func run() async throws {
+        if serverOnly {
+            try await serverLoad()
+            return
+        }
         try floors(raw)
         for curve in Curve.allCases { try engineSteps(curve) }
         try selection()
@@ -108,7 +125,8 @@ struct Bench {
             add(m)
         }
         let environment = ProcessInfo.processInfo.environment
-        guard let url = environment["SHARE_RECOVERY_BENCH_POSTGRES_URL"] ?? environment["SHARE_RECOVERY_TEST_POSTGRES_URL"] else {
+        let candidates = [environment["SHARE_RECOVERY_BENCH_POSTGRES_URL"], environment["SHARE_RECOVERY_TEST_POSTGRES_URL"]]
+        guard let url = candidates.compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
             FileHandle.standardError.write(
                 Data("  server PostgreSQL: skipped (set SHARE_RECOVERY_BENCH_POSTGRES_URL; README: Benchmarks)\n".utf8))
             return

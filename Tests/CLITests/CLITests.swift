@@ -181,7 +181,11 @@ struct CLITests {
         for case .object(let fields) in measurements {
             if case .string(let group)? = fields.first(where: { $0.key == "group" })?.value { groups.insert(group) }
         }
-        for group in ["floor secp256k1", "floor ed25519", "floor", "engine secp256k1", "engine ed25519", "selection", "scaling"] {
+        var expected = ["floor secp256k1", "floor ed25519", "floor", "engine secp256k1", "engine ed25519", "selection", "scaling"]
+        expected.append("server SQLite")
+        // The PostgreSQL load runs where the test command started a server for the suite.
+        if ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_POSTGRES_URL"] != nil { expected.append("server PostgreSQL") }
+        for group in expected {
             #expect(groups.contains(group), "missing \(group)")
         }
     }
