@@ -7,6 +7,20 @@ import Testing
 /// and §6's timestamps.
 @Suite("Formats")
 struct FormatTests {
+    /// A new share's round trip through its binary form skips the second x·G only when the bytes
+    /// describe exactly the share they were written from.
+    @Test(arguments: Curve.allCases)
+    func aRoundTripMustReproduceItsShare(curve: Curve) throws {
+        let set = try KeyGeneration.generate(curve: curve, walletId: "round-trip", threshold: 2, parties: 3)
+        let parsed = try ShareRecord(binary: try set[0].binary(), reproducing: set[0])
+        #expect(parsed.secret == set[0].secret && parsed.setId == set[0].setId && parsed.partyIndex == 1)
+        #expect(throws: ShareRecoveryError(.invalidShare, "")) { try ShareRecord(binary: try set[1].binary(), reproducing: set[0]) }
+        let otherSet = try KeyGeneration.generate(curve: curve, walletId: "round-trip", threshold: 2, parties: 3)
+        #expect(throws: ShareRecoveryError(.invalidShare, "")) {
+            try ShareRecord(binary: try otherSet[0].binary(), reproducing: set[0])
+        }
+    }
+
     // MARK: Base64
 
     @Test(arguments: 0...12)

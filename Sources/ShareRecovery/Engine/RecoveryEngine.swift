@@ -146,7 +146,7 @@ public struct RecoveryEngine: Sendable {
             try Self.checkCancellation()
 
             progress(.parsingShare)
-            let verified = try ShareRecord(binary: try newShare.binary(), knownCommitments: newShare.commitments)
+            let verified = try ShareRecord(binary: try newShare.binary(), reproducing: newShare)
             guard verified.publicKey == userShare.publicKey else {
                 throw ShareRecoveryError(.publicKeyMismatch, "the new signing share has another public key")
             }

@@ -20,6 +20,21 @@ extension ShareRecord {
     /// Parses like ``init(binary:)``; commitments whose bytes equal an already validated point in
     /// `knownCommitments` reuse it instead of being validated again. Every other check still runs.
     init(binary: SecureBytes, knownCommitments: [Point]) throws(ShareRecoveryError) {
+        try self.init(binary: binary, knownCommitments: knownCommitments, reproducing: nil)
+    }
+
+    /// Parses the binary form of a share this process has just made from checked pieces (a resharing
+    /// receiver's output, every sub-share having passed §3 step 3) and proves the bytes say exactly
+    /// that: every field must equal `original`'s. x_i·G == X_i then holds because it holds for
+    /// `original` (§3 step 5 follows from step 3), so it is not computed a second time.
+    /// - Throws: As ``init(binary:)``, and `invalidShare` when the bytes describe another share.
+    init(binary: SecureBytes, reproducing original: ShareRecord) throws(ShareRecoveryError) {
+        try self.init(binary: binary, knownCommitments: original.commitments, reproducing: original)
+    }
+
+    private init(binary: SecureBytes, knownCommitments: [Point], reproducing original: ShareRecord?)
+        throws(ShareRecoveryError)
+    {
         let parsed: ShareRecord = try binary.withUnsafeBytes { (bytes) throws(ShareRecoveryError) -> ShareRecord in
             guard bytes.count >= ShareRecord.fixedHeaderCount, Array(bytes[0..<4]) == ShareRecord.magic else {
                 throw ShareRecoveryError(.malformedRecord, bytes.count < 4 ? "truncated record" : "bad magic or truncated record")
@@ -65,9 +80,21 @@ extension ShareRecord {
                 }
                 offset += curve.pointCount
             }
+            guard let original else {
+                return try ShareRecord(
+                    walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: index,
+                    generation: generation, setId: setId, secret: secret, commitments: commitments)
+            }
+            guard walletId == original.walletId, curve == original.curve, kind == original.kind,
+                threshold == original.threshold, parties == original.parties, index == original.partyIndex,
+                generation == original.generation, setId == original.setId, secret == original.secret,
+                commitments.map(\.rawRepresentation) == original.commitments.map(\.rawRepresentation)
+            else {
+                throw ShareRecoveryError(.invalidShare, "the record's binary form does not reproduce the share it was made from")
+            }
             return try ShareRecord(
-                walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: index,
-                generation: generation, setId: setId, secret: secret, commitments: commitments)
+                verified: (), walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties,
+                partyIndex: index, generation: generation, setId: setId, secret: secret, commitments: commitments)
         }
         self = parsed
     }

@@ -66,7 +66,7 @@ public enum OfflineRecovery {
         progress(.parsingShare)
         // Each new share round-trips through its stored form before anything is written.
         let verified = try newSet.map { (share) throws(ShareRecoveryError) in
-            try ShareRecord(binary: try share.binary(), knownCommitments: share.commitments)
+            try ShareRecord(binary: try share.binary(), reproducing: share)
         }
         guard verified.allSatisfy({ $0.publicKey == userShare.publicKey }) else {
             throw ShareRecoveryError(.publicKeyMismatch, "the new signing set has another public key")
