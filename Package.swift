@@ -122,6 +122,35 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// MARK: Fuzz targets (docs/fuzzing.md) — BEGIN
+// Declared only with SHARE_RECOVERY_FUZZ=1, so normal builds and `swift test` never see them.
+// scripts/fuzz.sh builds them with `-sanitize=fuzzer,address`; each `main` hands control to libFuzzer.
+if Context.environment["SHARE_RECOVERY_FUZZ"] == "1" {
+    let fuzzTargets: [(name: String, path: String, dependencies: [Target.Dependency])] = [
+        ("fuzz-cipher-text", "CipherText", ["ShareRecovery", "ShareCrypto"]),
+        ("fuzz-share-record", "ShareRecord", ["ShareRecovery", "ShareCrypto"]),
+        ("fuzz-custodian-share", "CustodianShare", ["ShareRecovery", "ShareCrypto"]),
+        ("fuzz-slip39", "SLIP39Mnemonic", ["RecoveryKit", "ShareCrypto"]),
+        (
+            "fuzz-server-requests", "ServerRequests",
+            [
+                "ShareRecoveryServer", "ShareRecovery", "ShareCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+    ]
+    package.targets.append(.target(name: "FuzzSupport", path: "Tests/Fuzz/Support"))
+    for fuzz in fuzzTargets {
+        package.targets.append(
+            .executableTarget(name: fuzz.name, dependencies: ["FuzzSupport"] + fuzz.dependencies, path: "Tests/Fuzz/" + fuzz.path))
+        package.products.append(.executable(name: fuzz.name, targets: [fuzz.name]))
+    }
+}
+// MARK: Fuzz targets — END
+
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }

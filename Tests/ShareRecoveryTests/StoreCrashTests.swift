@@ -109,18 +109,24 @@ struct StoreCrashTests {
             let right = Support.passcode("2468")
             try await store.createPasscode(right, confirmation: right)
         }
+        // The test clock starts before the harness runs, so the harness's last failure is never
+        // already a full delay in the past when the store reopens: under ThreadSanitizer the
+        // harness's exit alone took longer than the 1 s delay, and `attemptTooSoon` never came.
+        let launched = SystemPasscodeClock().millisecondsSince1970()
         let process = try HarnessProcess.launch(
             harness, ["wrong-passcode", "--store", directory, "--passcode-file", passcodeFile, "--attempts", "3"])
         let lines = process.readRemainingLines()
         #expect(process.wait() == .exited(0))
         #expect(lines == ["ready 0", "failed 1", "failed 2", "failed 3"])
 
-        let clock = StoreTestClock(millisecondsSince1970: SystemPasscodeClock().millisecondsSince1970())
+        let clock = StoreTestClock(millisecondsSince1970: launched)
         let store = try await Support.open(directory, clock: clock)
         #expect(await store.failedAttempts == 3)
         #expect(await store.remainingAttempts == 7)
         await Support.expectError(.attemptTooSoon) { try await store.authenticate(Support.passcode("2468")) }
-        clock.advance(by: .seconds(2))
+        // Past the last failure (at most now) by more than the delay.
+        let harnessRun = SystemPasscodeClock().millisecondsSince1970() - launched
+        clock.advance(by: .milliseconds(harnessRun) + PasscodeAttemptPolicy.delay(afterFailures: 3) + .seconds(1))
         try await store.authenticate(Support.passcode("2468"))
         #expect(await store.failedAttempts == 0)
     }

@@ -6,7 +6,10 @@ import CSodium
 /// only, never a production path (no validation beyond what the C call does).
 package struct RawPrimitives: @unchecked Sendable {
     // Immutable after init; the C calls below only read these buffers.
-    private let secpContext: OpaquePointer
+    private let secpContextOwner = BenchSecp256k1Context()
+    private var secpContext: OpaquePointer { secpContextOwner.pointer }
+    /// The object that owns the C context, so a test can check it goes away with the last copy.
+    package var secp256k1ContextOwner: AnyObject { secpContextOwner }
     private let secpScalar: [UInt8]
     private var secpPoint = secp256k1_pubkey()
     private var secpOtherPoint = secp256k1_pubkey()
@@ -23,12 +26,11 @@ package struct RawPrimitives: @unchecked Sendable {
     /// Prepares inputs for every floor. `recordSize` is the plaintext size of one share record.
     package init(recordSize: Int = 150) {
         Sodium.ensureInitialised()
-        secpContext = secp256k1_context_create(1)!
         let random = SystemRandom()
         secpScalar = Scalar.random(on: .secp256k1, using: random).rawRepresentation.revealedBytes()
-        _ = secp256k1_ec_pubkey_create(secpContext, &secpPoint, secpScalar)
+        _ = secp256k1_ec_pubkey_create(secpContextOwner.pointer, &secpPoint, secpScalar)
         secpOtherPoint = secpPoint
-        _ = secp256k1_ec_pubkey_tweak_add(secpContext, &secpOtherPoint, secpScalar)
+        _ = secp256k1_ec_pubkey_tweak_add(secpContextOwner.pointer, &secpOtherPoint, secpScalar)
         edScalar = Scalar.random(on: .ed25519, using: random).rawRepresentation.revealedBytes()
         var edOut = [UInt8](repeating: 0, count: 32)
         _ = crypto_scalarmult_ed25519_base_noclamp(&edOut, edScalar)
@@ -145,4 +147,19 @@ package struct RawPrimitives: @unchecked Sendable {
             crypto_box_seal_open(&out, sealed, UInt64(sealed.count), boxKeyPair.publicKey, sk.u8) == 0
         }
     }
+}
+
+/// The benchmark's own secp256k1 context, destroyed with the last copy of its ``RawPrimitives``
+/// (STYLE.md: a final class frees each C context in `deinit`; a bare pointer in the struct leaked
+/// one context per run, which AddressSanitizer's leak check reported).
+package final class BenchSecp256k1Context: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init() {
+        // SECP256K1_CONTEXT_NONE == 1; the flag macros are not imported into Swift.
+        guard let context = secp256k1_context_create(1) else { fatalError("secp256k1_context_create failed") }
+        pointer = context
+    }
+
+    deinit { secp256k1_context_destroy(pointer) }
 }

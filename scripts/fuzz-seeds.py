@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Writes libFuzzer seed corpora from Vectors/ (and the SLIP-39 reference vectors) into
+fuzz-out/seeds/<target>/, in the input layout each target's main.swift describes.
+
+Usage: scripts/fuzz-seeds.py [OUT_DIR]   (default fuzz-out/seeds)
+Seeds are derived, not committed: rerun after the vectors change.
+"""
+import base64
+import hashlib
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "fuzz-out", "seeds")
+
+
+def load(name):
+    with open(os.path.join(ROOT, "Vectors", name), encoding="utf-8") as f:
+        return json.load(f)["cases"]
+
+
+def write(target, data):
+    directory = os.path.join(OUT, target)
+    os.makedirs(directory, exist_ok=True)
+    # Content-addressed names, as libFuzzer does, so reruns do not duplicate seeds.
+    with open(os.path.join(directory, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+def compact(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def cipher_text():
+    for case in load("ciphertext.json"):
+        if "keyMaterial" in case:
+            secret = bytes.fromhex(case["keyMaterial"])
+        else:
+            secret = case.get("secret", "").encode()
+        secret = (secret + bytes(32))[:32]  # the target reads exactly 32 secret bytes
+        text = case["cipherText"].encode()
+        write("cipher-text", b"\x01" + secret + text)
+        try:
+            write("cipher-text", b"\x00" + secret + base64.b64decode(text, validate=True))
+        except ValueError:
+            pass  # deliberately bad base64: the text seed covers it
+
+
+def share_record():
+    for case in load("share-record.json"):
+        if "recordHex" in case:
+            try:
+                write("share-record", b"\x00" + bytes.fromhex(case["recordHex"]))
+            except ValueError:
+                pass
+        if "json" in case:
+            value = case["json"]
+            write("share-record", b"\x01" + (value.encode() if isinstance(value, str) else compact(value)))
+
+
+def custodian_share():
+    cases = load("selection.json")
+    # The first byte is the case number: Tests/Fuzz/CustodianShare loads the same cases in file order.
+    for number, case in enumerate(cases):
+        write("custodian-share", bytes([number % 256]) + "\n".join(case["candidates"]).encode())
+    for number, case in enumerate(load("custodian-share.json")):
+        write("custodian-share", bytes([number % 256]) + case["custodianShare"].encode())
+
+
+def slip39():
+    path = os.path.join(ROOT, "Tests", "RecoveryKitTests", "Vectors", "slip39", "vectors.json")
+    with open(path, encoding="utf-8") as f:
+        for _description, mnemonics, _secret, _xprv in json.load(f):
+            write("slip39", "\n".join(mnemonics).encode())
+
+
+def server_requests():
+    webhook = "X-Webhook-Secret: fuzz-webhook-secret"
+    json_type = "Content-Type: application/json"
+    cipher = next(c["cipherText"] for c in load("ciphertext.json") if c["result"] == "valid")
+    custodian = next(c["custodianShare"] for c in load("custodian-share.json") if c["result"] == "valid")
+    share = next(c["json"] for c in load("share-record.json") if c["result"] == "valid" and "json" in c)
+    public_share = {k: v for k, v in share.items() if k != "secret"}
+    requests = [
+        ("GET /health", [], None),
+        ("GET /custodian/key", [], None),
+        ("PUT /users/fuzz-user/user-backup-share?backupMethod=PASSWORD", ["Authorization: Bearer @addOrUpdateRecovery", json_type], {"cipherText": cipher}),
+        ("PUT /users/fuzz%2Duser/user-backup-share?backupMethod=CUSTOM", ["Authorization: Bearer @addOrUpdateRecovery", json_type], {"cipherText": cipher}),
+        ("GET /users/fuzz-user/user-backup-share?backupMethod=PASSWORD", ["Authorization: Bearer @recover"], None),
+        ("DELETE /users/fuzz-user/user-backup-share?backupMethod=PASSWORD", ["Authorization: Bearer @deleteRecovery"], {}),
+        ("GET /users/fuzz-user/recovery-methods", ["Authorization: Bearer @recover"], None),
+        ("POST /webhook/backup", [webhook, json_type], {"clientId": "fuzz-user", "backupShare": custodian}),
+        ("POST /webhook/backup/fetch", [webhook, json_type], {"clientId": "fuzz-user"}),
+        ("POST /webhook/backup/delete", [webhook, json_type], {"clientId": "fuzz-user", "backupMethod": "PASSWORD"}),
+        ("POST /recovery/flows", [json_type], {"identifier": "someone@example.com", "purpose": "recover"}),
+        ("POST /recovery/flows/0123456789abcdef0123456789abcdef/verify", [json_type], {"code": "123456"}),
+        ("POST /custodian/wallets", [webhook, json_type], {"clientId": "fuzz-user", "sealedShare": "AAAA"}),
+        ("POST /recovery/sessions", ["Authorization: Bearer @recover", json_type],
+         {"clientId": "fuzz-user", "purpose": "recovery", "backupMethod": "PASSWORD", "clientShare": public_share,
+          "clientKey": "00" * 32}),
+        ("POST /recovery/sessions/0123456789abcdef0123456789abcdef/finish", ["Authorization: Bearer @recover", json_type], {"clientDealing": {}}),
+        ("POST /recovery/sessions/0123456789abcdef0123456789abcdef/confirm", ["Authorization: Bearer @recover"], None),
+        ("DELETE /recovery/sessions/0123456789abcdef0123456789abcdef", ["Authorization: Bearer @recover"], None),
+    ]
+    for line, headers, body in requests:
+        text = "\n".join([line] + headers) + "\n\n"
+        write("server-requests", text.encode() + (compact(body) if body is not None else b""))
+
+
+cipher_text()
+share_record()
+custodian_share()
+slip39()
+server_requests()
+for target in sorted(os.listdir(OUT)):
+    print(f"{target}: {len(os.listdir(os.path.join(OUT, target)))} seeds")

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets (docs/fuzzing.md).
+#
+#   scripts/fuzz.sh TARGET SECONDS [RUNS]   one target for at most SECONDS (and at most RUNS inputs)
+#   scripts/fuzz.sh all SECONDS [RUNS]      every target in turn, each with the same budget
+#   scripts/fuzz.sh build [TARGET...]       build only
+#
+# Targets: cipher-text share-record custodian-share slip39 server-requests.
+# Prints, per target, executions, executions per second, crashes, corpus size and time, and
+# appends the same line to fuzz-out/results.tsv. Exits 1 when any target crashed; the crashing
+# input is in fuzz-out/artifacts/TARGET/ (reproduce: the binary with that file as its argument).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+all_targets=(cipher-text share-record custodian-share slip39 server-requests)
+scratch=.build-fuzz
+out=fuzz-out
+
+usage() { sed -n '2,12p' "$0" >&2; exit 2; }
+
+build() {
+    local products=()
+    for target in "$@"; do products+=(--product "fuzz-$target"); done
+    # The fuzz targets exist only with SHARE_RECOVERY_FUZZ=1 (Package.swift). Release, so each
+    # execution is fast; every Swift module gets coverage instrumentation and ASan.
+    for product in "${products[@]}"; do
+        [ "$product" = --product ] && continue
+        SHARE_RECOVERY_FUZZ=1 swift build -c release --scratch-path "$scratch" --product "$product" \
+            -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld >&2
+    done
+}
+
+run() {
+    local target=$1 seconds=$2 runs=$3
+    local binary corpus artifacts log
+    binary=$(SHARE_RECOVERY_FUZZ=1 swift build -c release --scratch-path "$scratch" --show-bin-path)/fuzz-$target
+    corpus=$out/corpus/$target
+    artifacts=$out/artifacts/$target
+    log=$out/logs/$target.log
+    mkdir -p "$corpus" "$artifacts" "$out/logs"
+    local extra=()
+    # The in-process server keeps state across inputs (SQLite pages, connection pools, rate-limit
+    # windows), and the globals of Swift's async top-level code are invisible to LeakSanitizer, so
+    # per-input leak checks there report only noise. The other targets keep them.
+    local asan_options=${ASAN_OPTIONS:-} rss_limit=2048
+    if [ "$target" = server-requests ]; then
+        extra+=(-detect_leaks=0)
+        asan_options=${ASAN_OPTIONS:-detect_leaks=0}
+        # HummingbirdTesting's router framework makes a NIOAsyncTestingChannel per request and never
+        # closes it (~7 KB per input), so the process outgrows 2 GB after ~250k inputs.
+        rss_limit=6144
+    fi
+    local before after status=0 started ended
+    # SWIFT_BACKTRACE: Swift's own crash handler would race libFuzzer's and ASan's on a crash.
+    export SWIFT_BACKTRACE=enable=no
+    before=$(find "$artifacts" -type f | wc -l)
+    started=$(date +%s)
+    # One process, one thread: the figures are per target, run alone. New inputs go to the corpus
+    # directory (the first one given); the seeds directory is read only.
+    ASAN_OPTIONS=$asan_options "$binary" -max_total_time="$seconds" -runs="$runs" -timeout=10 -rss_limit_mb="$rss_limit" -print_final_stats=1 "${extra[@]}" \
+        -artifact_prefix="$artifacts/" "$corpus" "$out/seeds/$target" >"$log" 2>&1 || status=$?
+    ended=$(date +%s)
+    after=$(find "$artifacts" -type f | wc -l)
+    local execs rate corpus_size crashes
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    corpus_size=$(find "$corpus" -type f | wc -l)
+    crashes=$((after - before))
+    if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes="exit-$status"; fi
+    local line
+    line=$(printf '%s\t%s\texecs=%s\texecs/s=%s\tcrashes=%s\tcorpus=%s\ttime=%ss' \
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$target" "${execs:-?}" "${rate:-?}" "$crashes" "$corpus_size" "$((ended - started))")
+    echo "$line"
+    echo "$line" >>"$out/results.tsv"
+    [ "$crashes" = 0 ]
+}
+
+[ $# -ge 1 ] || usage
+case "$1" in
+build)
+    shift
+    [ $# -gt 0 ] || set -- "${all_targets[@]}"
+    build "$@"
+    exit 0
+    ;;
+all) targets=("${all_targets[@]}") ;;
+*)
+    [[ " ${all_targets[*]} " == *" $1 "* ]] || usage
+    targets=("$1")
+    ;;
+esac
+[ $# -ge 2 ] || usage
+seconds=$2
+runs=${3:--1}
+
+python3 scripts/fuzz-seeds.py "$out/seeds" >&2
+build "${targets[@]}"
+failed=0
+for target in "${targets[@]}"; do
+    run "$target" "$seconds" "$runs" || failed=1
+done
+exit "$failed"
