@@ -5,7 +5,6 @@ import NIOCore
 import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
-import Synchronization
 import Testing
 
 /// Recovery over HTTP while the custodian misbehaves at one step of its session: every failure is a
@@ -171,14 +170,14 @@ struct CustodianFaultTests {
 
 /// Statuses a recovery reported, in order.
 final class RecoveryStatusLog: Sendable {
-    private let statuses = Mutex<[RecoveryStatus]>([])
+    private let statuses = Locked<[RecoveryStatus]>([])
     func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
     var all: [RecoveryStatus] { statuses.withLock { $0 } }
 }
 
 /// A flag the test flips once its setup is done.
 final class FaultSwitch: Sendable {
-    private let on = Mutex(false)
+    private let on = Locked(false)
     func turnOn() { on.withLock { $0 = true } }
     var isOn: Bool { on.withLock { $0 } }
 }

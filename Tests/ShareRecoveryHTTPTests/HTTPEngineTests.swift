@@ -1,7 +1,6 @@
 import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
-import Synchronization
 import Testing
 
 /// The whole engine over HTTP: custodian sessions, cipherText store and source, and webhooks,

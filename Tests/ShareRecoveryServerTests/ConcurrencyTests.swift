@@ -1,7 +1,6 @@
 import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
-import Synchronization
 import Testing
 
 @testable import ShareRecoveryServer
@@ -81,7 +80,7 @@ struct ConcurrencyTests {
     }
 
     final class Counter: Sendable {
-        private let count = Mutex(0)
+        private let count = Locked(0)
         func increment() { count.withLock { $0 += 1 } }
         var value: Int { count.withLock { $0 } }
     }

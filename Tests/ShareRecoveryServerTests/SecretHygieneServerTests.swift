@@ -4,14 +4,13 @@ import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
-import Synchronization
 import Testing
 
 @testable import ShareRecoveryServer
 
 /// Every log line, as text.
 final class CapturedLog: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     func append(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }
 }

@@ -5,7 +5,6 @@
 #endif
 import Foundation
 import ShareCrypto
-import Synchronization
 import Testing
 
 @testable import ShareRecovery
@@ -78,7 +77,7 @@ struct DiskFullRecoveryTests {
 
 /// Statuses a recovery reported, in order.
 final class StatusLog: Sendable {
-    private let statuses = Mutex<[RecoveryStatus]>([])
+    private let statuses = Locked<[RecoveryStatus]>([])
     func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
     var all: [RecoveryStatus] { statuses.withLock { $0 } }
 }

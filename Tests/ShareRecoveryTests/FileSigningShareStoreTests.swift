@@ -5,7 +5,6 @@
 #endif
 import Foundation
 import ShareCrypto
-import Synchronization
 import Testing
 
 @testable import ShareRecovery

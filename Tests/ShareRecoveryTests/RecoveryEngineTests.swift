@@ -1,5 +1,4 @@
 import ShareCrypto
-import Synchronization
 import Testing
 
 @testable import ShareRecovery
@@ -36,7 +35,7 @@ struct RecoveryEngineTests {
     }
 
     final class StatusLog: Sendable {
-        private let statuses = Mutex<[RecoveryStatus]>([])
+        private let statuses = Locked<[RecoveryStatus]>([])
         func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
         var all: [RecoveryStatus] { statuses.withLock { $0 } }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import ShareCrypto
-import Synchronization
 import Testing
 
 @testable import ShareRecovery
@@ -136,7 +135,7 @@ struct SecretHygieneTests {
 
     /// Records every buffer the hook reports: its address and whether it was all zeros.
     final class WipeLog: Sendable {
-        private let wiped = Mutex<[Int: Bool]>([:])
+        private let wiped = Locked<[Int: Bool]>([:])
         func record(_ buffer: UnsafeRawBufferPointer) {
             let zeroed = buffer.allSatisfy { $0 == 0 }
             wiped.withLock { $0[Int(bitPattern: buffer.baseAddress)] = zeroed }

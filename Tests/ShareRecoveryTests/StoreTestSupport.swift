@@ -5,7 +5,6 @@
 #endif
 import Foundation
 import ShareCrypto
-import Synchronization
 import Testing
 
 @testable import ShareRecovery
@@ -87,9 +86,9 @@ enum StoreTestSupport {
 
 /// A clock the test moves by hand.
 final class StoreTestClock: PasscodeClock {
-    private let now: Mutex<Int64>
+    private let now: Locked<Int64>
 
-    init(millisecondsSince1970 start: Int64 = 1_750_000_000_000) { now = Mutex(start) }
+    init(millisecondsSince1970 start: Int64 = 1_750_000_000_000) { now = Locked(start) }
 
     func millisecondsSince1970() -> Int64 { now.withLock { $0 } }
 
@@ -109,7 +108,7 @@ final class StoreFaultScript: Sendable {
         var faulted: StoreIOStep?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The hook to hand to a store.
     var hook: StoreFaultHook { { [self] step in self.next(step) } }
@@ -141,7 +140,7 @@ final class StoreFaultScript: Sendable {
 
 /// A thread-safe call counter for hooks.
 final class StoreCallCounter: Sendable {
-    private let value = Mutex(0)
+    private let value = Locked(0)
 
     /// Counts a call and returns the new count.
     func next() -> Int {

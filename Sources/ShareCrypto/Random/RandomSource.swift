@@ -4,7 +4,6 @@ public import FoundationEssentials
 public import Foundation
 #endif
 import CSodium
-import Synchronization
 
 /// Where randomness comes from. Production code always uses ``SystemRandom``; tests and vector
 /// generation inject ``DeterministicRandom`` so that every output can be recomputed.
@@ -48,7 +47,7 @@ public struct SystemRandom: RandomSource {
 /// Never use it for real secrets: anyone with the seed can recompute every byte.
 public final class DeterministicRandom: RandomSource {
     private let key: SecureBytes
-    private let counter = Mutex<UInt64>(0)
+    private let counter = Locked<UInt64>(0)
 
     /// Creates a stream from a seed.
     /// - Parameter seed: Any bytes; hashed to a 32-byte ChaCha20 key.

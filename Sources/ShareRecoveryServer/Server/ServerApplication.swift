@@ -4,7 +4,6 @@ import NIOCore
 import ServiceLifecycle
 import ShareCrypto
 import ShareRecovery
-import Synchronization
 
 /// The Hummingbird application type of the reference server.
 public typealias ShareRecoveryServerApplication = Application<RouterResponder<ServerRequestContext>>

@@ -1,7 +1,6 @@
 import Logging
 import ShareCrypto
 import ShareRecovery
-import Synchronization
 
 /// Everything the routes share. Only constants live here (keys derived at start, the custodian key loaded
 /// once, the resolved webhook base): all state that changes lives in ``ServerStorage``.
@@ -16,7 +15,7 @@ final class ServerState: Sendable {
     let fetcher: BackupShareFetcher
     let custodianKey: SealingKeyPair
     let logger: Logger
-    private let resolvedWebhookBase: Mutex<String?>
+    private let resolvedWebhookBase: Locked<String?>
 
     /// Five wrong codes end a flow.
     static let maximumWrongAttempts = 5
@@ -36,7 +35,7 @@ final class ServerState: Sendable {
         fetcher = BackupShareFetcher(secret: webhookSecret, timeoutSeconds: Int64(configuration.webhookTimeoutSeconds))
         self.custodianKey = custodianKey
         logger = configuration.logger
-        resolvedWebhookBase = Mutex(configuration.webhookBase.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+        resolvedWebhookBase = Locked(configuration.webhookBase.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     }
 
     var now: Int64 { configuration.clock.now }

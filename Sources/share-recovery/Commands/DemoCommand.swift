@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import ShareCrypto
 import ShareRecovery
-import Synchronization
 
 /// `demo`: the whole story on embedded defaults.
 struct DemoCommand: AsyncParsableCommand {
@@ -99,7 +98,7 @@ struct DemoCommand: AsyncParsableCommand {
 /// Runs a recovery, printing each status with its elapsed time, and checks the sequence is FORMATS.md §8's.
 func recoverShowingStatuses(_ engine: RecoveryEngine, method: BackupMethod, secret: BackupSecret) async throws -> ShareRecord {
     let started = Date()
-    let statuses = Mutex<[RecoveryStatus]>([])
+    let statuses = Locked<[RecoveryStatus]>([])
     let recovered = try await engine.recover(method: method, secret: secret) { status in
         statuses.withLock { $0.append(status) }
         Terminal.output(String(format: "  status: %@ (%.0f ms)", status.rawValue, Date().timeIntervalSince(started) * 1000))

@@ -4,7 +4,6 @@ import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
 import ShareRecoveryServer
-import Synchronization
 
 /// The demo against the reference server on SQLite, in this process: wallet creation, password and
 /// cloud-key backups, device loss, an OTP-verified recovery with statuses, and proof that the lost
@@ -105,7 +104,7 @@ final class DemoAPI: Sendable {
     let webhookSecret: SecureBytes
     let otpFile: String
     /// Purposes already announced, so the demo says once, not per token, where tokens come from.
-    private let announced = Mutex<Set<String>>([])
+    private let announced = Locked<Set<String>>([])
 
     init(base: String, webhookSecret: SecureBytes, otpFile: String) {
         self.client = ReferenceServerClient(base: base)

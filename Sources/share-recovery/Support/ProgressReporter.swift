@@ -1,6 +1,6 @@
 import Foundation
 import ShareRecovery
-import Synchronization
+import ShareCrypto
 
 /// Shows recovery statuses on stderr: a live line with elapsed time on a terminal, plain lines
 /// otherwise, JSON lines with `--json`.
@@ -9,7 +9,7 @@ final class ProgressReporter: Sendable {
 
     private let style: Style
     private let start = Date()
-    private let last = Mutex<RecoveryStatus?>(nil)
+    private let last = Locked<RecoveryStatus?>(nil)
 
     init(json: Bool) {
         style = json ? .json : (Terminal.stderrIsTerminal ? .live : .plain)

@@ -21,7 +21,6 @@ import NIOCore
 import ShareCrypto
 import ShareRecovery
 import ShareRecoveryServer
-import Synchronization
 
 let fuzzUser = "fuzz-user"
 let webhookSecret = "fuzz-webhook-secret"
@@ -29,7 +28,7 @@ let purposes = ["recover", "addOrUpdateRecovery", "deleteRecovery"]
 
 /// Keeps the one-time codes the flow routes send, so start-up can verify its own flows.
 final class CapturingOTPSender: OTPSender {
-    let codes = Mutex<[String: String]>([:])
+    let codes = Locked<[String: String]>([:])
     func send(_ message: OTPMessage) async throws { codes.withLock { $0[message.flowId] = message.codeText } }
 }
 

@@ -5,7 +5,6 @@
 #endif
 import ShareCrypto
 import ShareRecovery
-import Synchronization
 
 /// A child process for the store crash tests (StoreCrashTests): it works on a FileSigningShareStore
 /// until it is killed, printing one line per durable step on stdout (unbuffered).
@@ -220,7 +219,7 @@ enum HarnessWallet {
 
 /// A clock that jumps a day forward at every reading, so attempt delays are always over.
 final class SkippingClock: PasscodeClock {
-    private let readings = Mutex<Int64>(0)
+    private let readings = Locked<Int64>(0)
     private let start = SystemPasscodeClock().millisecondsSince1970()
 
     func millisecondsSince1970() -> Int64 {

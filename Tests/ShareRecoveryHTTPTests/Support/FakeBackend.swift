@@ -5,7 +5,6 @@ import NIOCore
 import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
-import Synchronization
 
 /// A stand-in for the reference server, written from the API contract: the integrator backup API
 /// and webhooks over an ``InMemoryIntegrator``, and the custodian session endpoints over a
@@ -19,7 +18,7 @@ final class FakeBackend: Sendable {
     private let shareSource: DeferredShareSource
     private let sessions = FakeSessions()
     /// The `sealedSubShares` keys of every client dealing the custodian received.
-    let sealedParties = Mutex<[[String]]>([])
+    let sealedParties = Locked<[[String]]>([])
 
     init(custodianKey: SealingKeyPair, random: any RandomSource) {
         shareSource = DeferredShareSource()
@@ -243,7 +242,7 @@ private actor FakeSessions {
 
 /// A share source whose HTTP endpoint is known only once the server runs.
 private final class DeferredShareSource: CustodianShareSource {
-    private let source = Mutex<HTTPCustodianShareSource?>(nil)
+    private let source = Locked<HTTPCustodianShareSource?>(nil)
 
     func set(_ source: HTTPCustodianShareSource) { self.source.withLock { $0 = source } }
 

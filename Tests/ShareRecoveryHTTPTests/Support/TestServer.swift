@@ -3,7 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ShareRecoveryHTTP
-import Synchronization
+import ShareCrypto
 
 /// A Hummingbird server on 127.0.0.1 with an ephemeral port, alive for the duration of `body`.
 enum TestServer {
@@ -60,7 +60,7 @@ enum TestServer {
 
 /// Counts requests a handler served.
 final class HitCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
 
     /// Counts one hit and returns the new total.
     @discardableResult func hit() -> Int { count.withLock { $0 += 1; return $0 } }
@@ -79,7 +79,7 @@ final class RequestLog: Sendable {
         let authorization: String
     }
 
-    private let log = Mutex<[Entry]>([])
+    private let log = Locked<[Entry]>([])
 
     func record(path: String, query: String, authorization: String) {
         log.withLock { $0.append(Entry(path: path, query: query, authorization: authorization)) }
@@ -90,7 +90,7 @@ final class RequestLog: Sendable {
 
 /// The purposes a token provider was asked for.
 final class PurposeLog: Sendable {
-    private let log = Mutex<[TokenPurpose]>([])
+    private let log = Locked<[TokenPurpose]>([])
 
     func record(_ purpose: TokenPurpose) { log.withLock { $0.append(purpose) } }
     var all: [TokenPurpose] { log.withLock { $0 } }

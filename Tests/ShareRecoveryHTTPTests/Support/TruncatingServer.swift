@@ -4,15 +4,15 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import Synchronization
+import ShareCrypto
 
 /// A raw TCP server on 127.0.0.1 that answers every request with a head promising more body bytes
 /// than it sends, then closes the connection: a connection that dies mid-body.
 final class TruncatingServer: Sendable {
     let port: Int
     private let listener: Int32
-    private let hitCount = Mutex(0)
-    private let done = Mutex(false)
+    private let hitCount = Locked(0)
+    private let done = Locked(false)
 
     /// Starts listening and serving on a thread of its own.
     init() throws {

@@ -5,7 +5,6 @@ import NIOCore
 import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
-import Synchronization
 import Testing
 
 @testable import ShareRecoveryServer
@@ -39,7 +38,7 @@ enum TestBackend: String, Sendable, CustomTestStringConvertible, CaseIterable {
 
 /// A clock the test moves forward.
 final class TestClock: Sendable {
-    private let offset = Mutex<Int64>(0)
+    private let offset = Locked<Int64>(0)
     func advance(seconds: Int64) { offset.withLock { $0 += seconds } }
     /// Moves to the first second of the next fixed rate-limit window, so a test's attempts share one window.
     func alignToWindow(_ seconds: Int64) {
@@ -51,7 +50,7 @@ final class TestClock: Sendable {
 
 /// Keeps every one-time code in memory, by flow id.
 final class CapturingOTPSender: OTPSender {
-    private let codes = Mutex<[String: String]>([:])
+    private let codes = Locked<[String: String]>([:])
     func send(_ message: OTPMessage) async throws { codes.withLock { $0[message.flowId] = message.codeText } }
     func code(flowId: String) -> String? { codes.withLock { $0[flowId] } }
 }
@@ -292,7 +291,7 @@ enum TestHTTP {
 /// Which (operation, status) pairs the tests have exercised.
 final class SpecCoverage: Sendable {
     static let shared = SpecCoverage()
-    private let seen = Mutex<Set<String>>([])
+    private let seen = Locked<Set<String>>([])
 
     func record(method: String, path: String, status: Int) {
         let route = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
