@@ -104,8 +104,8 @@ struct MethodsCLITests {
             ] + (force ? ["--force"] : []))
     }
 
-    @Test(arguments: ["secp256k1", "ed25519"])
-    func listAddAndDeleteRecoveryMethods(curve: String) throws {
+    /// A wallet whose custodian share is registered with the server and whose device share is in a store.
+    func setUpWallet(curve: String) throws {
         #expect(try run(["keygen", "--curve", curve, "--wallet-id", "w-methods", "--out", "keys"]).status == 0)
         let registered = try run([
             "custodian", "register", "--server", server.base, "--client-id", "alice", "--share", "keys/share-2.json",
@@ -118,6 +118,11 @@ struct MethodsCLITests {
             "keys/share-1.json", "--kdf-ops", "1", "--kdf-mem-kib", "8",
         ])
         #expect(initialised.status == 0, "\(initialised.stderr)")
+    }
+
+    @Test(arguments: ["secp256k1", "ed25519"])
+    func listAddAndDeleteRecoveryMethods(curve: String) throws {
+        try setUpWallet(curve: curve)
         try Data("correct horse".utf8).write(to: dir.appendingPathComponent("password"))
         try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: dir.appendingPathComponent("cloud-key"))
         let reader = try token("recover")
@@ -144,5 +149,43 @@ struct MethodsCLITests {
         #expect(try list(token: reader) == [])
         let missing = try delete("password", token: deleter, force: true)
         #expect(missing.status == 1 && missing.stderr.contains("notFound"), "\(missing.stderr)")
+    }
+
+    /// `kit create` puts a kit in the recoveryCode slot; `kit status` tells it from a typed code;
+    /// `methods delete --method recoveryCode` deletes it.
+    @Test func aKitIsARecoveryMethod() throws {
+        try setUpWallet(curve: "ed25519")
+        try Data("correct horse".utf8).write(to: dir.appendingPathComponent("password"))
+        let reader = try token("recover")
+        #expect(try add("password", secret: "password").status == 0)
+        let status = { () throws -> String in
+            let run = try self.run(["kit", "status", "--server", self.server.base, "--user-id", "alice", "--token-file", reader])
+            #expect(run.status == 0, "\(run.stderr)")
+            return run.stdout.trimmingCharacters(in: .newlines)
+        }
+        #expect(try status() == #"{"recoveryKit":false}"#)
+
+        let create = [
+            "kit", "create", "--server", server.base, "--user-id", "alice", "--token-file", try token("addOrUpdateRecovery"),
+            "--webhook-secret-file", "server.sqlite.webhook-secret", "--store", "device", "--passcode-file", "passcode",
+            "--groups", "2of3", "--kdf-ops", "1", "--kdf-mem-kib", "8",
+        ]
+        let refused = try run(create)
+        #expect(refused.status != 0 && refused.stdout.isEmpty, "mnemonics need --reveal-secret")
+        let created = try run(create + ["--reveal-secret"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let mnemonics = created.stdout.split(separator: "\n")
+        #expect(mnemonics.count == 3 && mnemonics.allSatisfy { $0.split(separator: " ").count == 33 })
+        #expect(try list(token: reader) == ["password", "recoveryCode"])
+        #expect(try status() == #"{"recoveryKit":true}"#)
+
+        // Any two of the three mnemonics give the master secret another SLIP-39 tool would print.
+        try Data((mnemonics[0] + "\n" + mnemonics[2] + "\n").utf8).write(to: dir.appendingPathComponent("two"))
+        let combined = try run(["kit", "combine", "--mnemonics-file", "two", "--reveal-secret"])
+        #expect(combined.status == 0 && combined.stdout.trimmingCharacters(in: .newlines).count == 64, "\(combined.stderr)")
+
+        #expect(try delete("recoveryCode", token: try token("deleteRecovery")).status == 0)
+        #expect(try list(token: reader) == ["password"])
+        #expect(try status() == #"{"recoveryKit":false}"#)
     }
 }

@@ -38,6 +38,10 @@ public struct CipherText: Sendable, Equatable {
     public let kdfParameters: KDFParameters
     /// Which cloud key object or passkey credential (may be empty).
     public let keyId: String
+
+    /// The keyId that marks a `recoveryCode` cipherText as a SLIP-39 recovery kit's (RecoveryKit's
+    /// lifecycle kits); the engine refuses it for a typed recovery code, so the mark cannot lie.
+    public static let recoveryKitKeyId = "slip39-kit"
     /// The 24-byte nonce.
     public let nonce: [UInt8]
     /// XChaCha20-Poly1305 ciphertext with its 16-byte tag.

@@ -63,23 +63,36 @@ public struct RecoveryEngine: Sendable {
     /// - Throws: ``ShareRecoveryError``; nothing is stored unless every step succeeded.
     @discardableResult
     public func backup(method: BackupMethod, secret: BackupSecret, keyId: String = "") async throws -> CipherText {
+        guard method != .recoveryCode || keyId != CipherText.recoveryKitKeyId else {
+            throw ShareRecoveryError(.invalidParameters, "keyId \(keyId) is reserved for recovery kits")
+        }
+        return try await backup(method: method, keyId: keyId) { _ in secret }.cipherText
+    }
+
+    /// The same backup, for a secret that depends on the new user backup share: a recovery kit's
+    /// recovery code is the share's own scalar (RecoveryKit). `secret` runs after the custodian has
+    /// finished the set and before anything is delivered or stored; if it throws, nothing is.
+    /// - Returns: The new cipherText and the user backup share it encrypts.
+    package func backup(
+        method: BackupMethod, keyId: String, secret: (ShareRecord) throws -> BackupSecret
+    ) async throws -> (cipherText: CipherText, userShare: ShareRecord) {
         guard let signing = try await configuration.shareStore.currentShare() else {
             throw ShareRecoveryError(.notFound, "no signing share is stored on this device")
         }
         let (offer, ownDealing, newShare) = try await reshareWithCustodian(
             .init(clientId: configuration.userId, purpose: .backup(method), clientShare: signing), ownShare: signing,
             expectedKind: .backup)
-        let result = try await abortingOnFailure(offer.sessionId) {
+        let (result, cipherText) = try await abortingOnFailure(offer.sessionId) {
             let result = try await configuration.custodian.finishSession(
                 id: offer.sessionId, clientDealing: outgoing(ownDealing, keeping: newShare.partyIndex))
             guard result.newCommitments == newShare.commitments else {
                 throw ShareRecoveryError(.publicKeyMismatch, "the custodian computed other commitments for the backup set")
             }
-            return result
+            let cipherText = try CipherText.encrypt(
+                newShare, method: method, secret: try secret(newShare), argon2: configuration.argon2, keyId: keyId,
+                using: configuration.random)
+            return (result, cipherText)
         }
-        let cipherText = try CipherText.encrypt(
-            newShare, method: method, secret: secret, argon2: configuration.argon2, keyId: keyId,
-            using: configuration.random)
         // Custodian shares first: a cipherText is only useful once its custodian half is stored.
         if let sink = configuration.custodianBackupSink {
             for share in result.custodianBackupShares {
@@ -89,7 +102,7 @@ public struct RecoveryEngine: Sendable {
         try await configuration.cipherTextStore?.storeCipherText(
             cipherText.base64, userId: configuration.userId, method: method)
         try await configuration.custodian.confirmSession(id: offer.sessionId)
-        return cipherText
+        return (cipherText, newShare)
     }
 
     // MARK: Recovery

@@ -2,12 +2,13 @@ import ArgumentParser
 import RecoveryKit
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// `kit …`: SLIP-39 paper recovery kits for the user backup share.
-struct KitCommand: ParsableCommand {
+struct KitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kit", abstract: "Paper recovery kits (SLIP-39) for the user backup share.",
-        subcommands: [Export.self, Combine.self, RecoverFromKit.self])
+        subcommands: [Export.self, Combine.self, RecoverFromKit.self, Create.self, Status.self])
 
     /// `1of1`, `2of3`, or several groups with a group threshold: `2:1of1,2of3,3of5`.
     struct Layout: ExpressibleByArgument {
@@ -106,6 +107,49 @@ struct KitCommand: ParsableCommand {
                 progress.finishAfterFailure()
                 throw error
             }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: """
+                Make a kit as a recovery method on a reference server (addOrUpdateRecovery token): a new backup set in \
+                the recoveryCode slot, printed as mnemonics; any earlier kit or typed recovery code stops working.
+                """)
+        @OptionGroup var serverOptions: ServerOptions
+        @Option(help: "The integrator's webhook secret file (delivers the custodian backup share).") var webhookSecretFile: String
+        @Option(help: "The device's signing share store directory.") var store: String
+        @Option(help: "The store's passcode file.") var passcodeFile: String
+        @Option(help: "Layout: 1of1 (default), 2of3, or GROUP_THRESHOLD:1of1,2of3,….") var groups = Layout(argument: "1of1")!
+        @Option(help: "Optional SLIP-39 passphrase file (printable ASCII).") var passphraseFile: String?
+        @OptionGroup var kdf: KDFOptions
+        @Flag(help: "Required: the mnemonics are the secret, printed on stdout.") var revealSecret = false
+
+        func run() async throws {
+            guard revealSecret else { throw CLIError.usage("kit create prints secret mnemonics; pass --reveal-secret") }
+            guard kdf.keyId.isEmpty else { throw CLIError.usage("a kit's cipherText has its own keyId; drop --key-id") }
+            let device = try FileSigningShareStore(directory: store)
+            try await device.authenticate(try Files.readSecretLine(passcodeFile))
+            let configuration = ReferenceServerClient(base: serverOptions.server).engineConfiguration(
+                userId: serverOptions.userId, store: device, tokens: try serverOptions.tokens(),
+                webhookSecret: try Files.readSecretLine(webhookSecretFile), argon2: try kdf.parameters())
+            let kit = try await RecoveryEngine(configuration: configuration).createRecoveryKit(
+                groupThreshold: groups.groupThreshold, groups: groups.groups, passphrase: try passphrase(passphraseFile))
+            for (groupIndex, group) in kit.enumerated() {
+                Terminal.error("group \(groupIndex + 1): \(groups.groups[groupIndex]) shares")
+                for member in group { Terminal.output(member.revealedMnemonic()) }
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Whether the recoveryCode slot holds a kit rather than a typed code (recover token: reads its header).")
+        @OptionGroup var serverOptions: ServerOptions
+
+        func run() async throws {
+            let active = try await serverOptions.readingEngine().isRecoveryKitActive()
+            Terminal.output(JSONWriter.write(.object([("recoveryKit", .bool(active))])))
         }
     }
 }

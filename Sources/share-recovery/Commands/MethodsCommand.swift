@@ -15,6 +15,13 @@ struct ServerOptions: ParsableArguments {
         let token = try Files.readSecretLine(tokenFile)
         return { _ in String(decoding: token.revealedBytes(), as: UTF8.self) }
     }
+
+    /// An engine for reads only (listing): no device store, no webhook secret.
+    func readingEngine() throws -> RecoveryEngine {
+        RecoveryEngine(
+            configuration: ReferenceServerClient(base: server).engineConfiguration(
+                userId: userId, store: InMemorySigningShareStore(), tokens: try tokens(), webhookSecret: nil))
+    }
 }
 
 /// `methods …`: the recovery-method lifecycle against a reference server.
@@ -28,11 +35,7 @@ struct MethodsCommand: AsyncParsableCommand {
         @OptionGroup var serverOptions: ServerOptions
 
         func run() async throws {
-            let engine = RecoveryEngine(
-                configuration: ReferenceServerClient(base: serverOptions.server).engineConfiguration(
-                    userId: serverOptions.userId, store: InMemorySigningShareStore(), tokens: try serverOptions.tokens(),
-                    webhookSecret: nil))
-            let methods = try await engine.activatedRecoveryMethods()
+            let methods = try await serverOptions.readingEngine().activatedRecoveryMethods()
             Terminal.output(JSONWriter.write(.array(methods.map { .string($0.name) })))
         }
     }
