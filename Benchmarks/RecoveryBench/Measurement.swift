@@ -37,11 +37,16 @@ struct Measurement {
 enum Timer {
     static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+    /// A histogram of nanoseconds: up to 10 minutes per sample, three significant digits.
+    static func histogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three)
+    }
+
     static func measure(
         _ group: String, _ name: String, iterations: Int, warmup: Int? = nil, _ body: () throws -> Void
     ) rethrows -> Measurement {
         for _ in 0..<(warmup ?? max(1, iterations / 10)) { try body() }
-        var histogram = Histogram<UInt64>(highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three)
+        var histogram = Self.histogram()
         var total: UInt64 = 0
         for _ in 0..<iterations {
             let start = now()
@@ -68,8 +73,8 @@ enum Timer {
             try floor()
         }
         var histograms = (
-            body: Histogram<UInt64>(highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three),
-            floor: Histogram<UInt64>(highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three)
+            body: Self.histogram(),
+            floor: Self.histogram()
         )
         var total: UInt64 = 0
         func timed(_ work: () throws -> Void) rethrows -> UInt64 {

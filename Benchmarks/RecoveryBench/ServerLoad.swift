@@ -180,7 +180,7 @@ struct ServerLoad {
     }
 
     static func measurement(group: String, name: String, latencies: [UInt64], seconds: Double) -> Measurement {
-        var histogram = Histogram<UInt64>(highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three)
+        var histogram = Timer.histogram()
         for latency in latencies { _ = histogram.record(max(latency, 1)) }
         var measurement = Measurement(
             group: group, name: name, iterations: latencies.count, medianNs: histogram.median,
@@ -227,15 +227,7 @@ struct OTPInbox: Sendable {
 
     func token(_ server: ReferenceServerClient, identifier: String, purpose: String) async throws -> String {
         let flowId = try await server.startFlow(identifier: identifier, purpose: purpose)
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        for line in text.split(separator: "\n").reversed() {
-            guard case .object(let fields) = try StrictJSON.parse(String(line)),
-                case .string(flowId)? = fields.first(where: { $0.key == "flowId" })?.value,
-                case .string(let code)? = fields.first(where: { $0.key == "code" })?.value
-            else { continue }
-            let token = try await server.verifyFlow(flowId: flowId, code: SecureBytes(copying: Array(code.utf8)))
-            return String(decoding: token.revealedBytes(), as: UTF8.self)
-        }
-        throw ShareRecoveryError(.notFound, "no one-time code for flow \(flowId)")
+        let token = try await server.verifyFlow(flowId: flowId, code: try FileOTPSender(path: path).code(flowId: flowId))
+        return String(decoding: token.revealedBytes(), as: UTF8.self)
     }
 }

@@ -116,7 +116,6 @@ struct ConfigurationTests {
 
     @Test("an unreachable PostgreSQL fails the start at once, with a clear error")
     func unreachablePostgres() async throws {
-        let start = Date()
         let configuration = ServerConfiguration(
             port: 0, database: .postgres(url: "postgres://u:secret-password@127.0.0.1:1/db?sslmode=disable"),
             masterKey: .value(SecureBytes(zeros: 32)), webhookSecret: .value(SecureBytes(zeros: 32)),
@@ -125,10 +124,12 @@ struct ConfigurationTests {
             _ = try await makeServerApplication(configuration)
             Issue.record("started without a database")
         } catch let error as ShareRecoveryError {
+            // "At once" is structural, not timed: only the start-up probe (one direct connection, before
+            // the pool and its retries exist) words its error this way.
             #expect(error.code == .storageFailure)
-            #expect("\(error)".contains("127.0.0.1:1") && !"\(error)".contains("secret-password"))
+            #expect("\(error)".contains("cannot connect to PostgreSQL at 127.0.0.1:1/db"))
+            #expect(!"\(error)".contains("secret-password"))
         }
-        #expect(Date().timeIntervalSince(start) < 15)
     }
 
     @Test("tokens: issued, verified, and refused when forged or expired")

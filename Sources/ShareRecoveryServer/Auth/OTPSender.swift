@@ -4,6 +4,7 @@
     import Darwin
 #endif
 import AsyncHTTPClient
+import Foundation
 import NIOCore
 import NIOHTTP1
 public import ShareCrypto
@@ -73,6 +74,22 @@ public struct FileOTPSender: OTPSender {
         let bytes = Array(line.utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == bytes.count else { throw ShareRecoveryError(.sourceFailure, "cannot append to the OTP file") }
+    }
+
+    /// The newest code this sender wrote for a flow: the file read as a user's inbox (demos, benches).
+    /// - Throws: `notFound` when the file has no code for the flow, `sourceFailure` when it cannot be read.
+    public func code(flowId: String) throws -> SecureBytes {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ShareRecoveryError(.sourceFailure, "cannot read the OTP file")
+        }
+        for line in data.split(separator: UInt8(ascii: "\n")).reversed() {
+            guard case .object(let fields) = try? StrictJSON.parse(Array(line)),
+                case .string(flowId)? = fields.first(where: { $0.key == "flowId" })?.value,
+                case .string(let code)? = fields.first(where: { $0.key == "code" })?.value
+            else { continue }
+            return SecureBytes(copying: Array(code.utf8))
+        }
+        throw ShareRecoveryError(.notFound, "no one-time code for the flow in the OTP file")
     }
 }
 

@@ -79,11 +79,13 @@ private struct SQLiteTransaction: SQLTransaction {
 
     func query(_ sql: String, _ values: [SQLValue]) async throws -> [SQLRow] {
         let arguments = StatementArguments(values.map(Self.databaseValue))
-        return try await pool.writeWithoutTransaction { db in
-            // Cached statements: the server runs a handful of fixed statements, so each is prepared
-            // (and authorized) once per connection, not per request.
-            try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: arguments).map(Self.row)
-        }
+        return try await pool.writeWithoutTransaction { db in try Self.fetch(db, sql, arguments) }
+    }
+
+    /// Cached statements: the server runs a handful of fixed statements, so each is prepared (and
+    /// authorized) once per connection, not per request.
+    static func fetch(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> [SQLRow] {
+        try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: arguments).map(row)
     }
 
     func lock(_ key: String) async throws {}
@@ -120,9 +122,7 @@ private struct SQLiteReader: SQLTransaction {
 
     func query(_ sql: String, _ values: [SQLValue]) async throws -> [SQLRow] {
         let arguments = StatementArguments(values.map(SQLiteTransaction.databaseValue))
-        return try await pool.read { db in
-            try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: arguments).map(SQLiteTransaction.row)
-        }
+        return try await pool.read { db in try SQLiteTransaction.fetch(db, sql, arguments) }
     }
 
     func lock(_ key: String) async throws {}

@@ -126,34 +126,11 @@ final class DemoAPI: Sendable {
     func token(userId: String, purpose: TokenPurpose) async throws -> String {
         let serverPurpose = purpose == .listRecoveryMethods ? "recover" : purpose.rawValue
         let flowId = try await client.startFlow(identifier: userId, purpose: serverPurpose)
-        let code = try OTPFile.code(flowId: flowId, in: otpFile)
+        let code = try FileOTPSender(path: otpFile).code(flowId: flowId)
         let token = try await client.verifyFlow(flowId: flowId, code: code)
         if announced.withLock({ $0.insert("\(userId)/\(serverPurpose)").inserted }) {
             Terminal.output("  tokens for \(serverPurpose): OTP flows verified with codes read from the file sender")
         }
         return String(decoding: token.revealedBytes(), as: UTF8.self)
-    }
-}
-
-/// The file the reference server's `FileOTPSender` appends codes to (JSON lines), as a user's inbox.
-enum OTPFile {
-    /// The newest code sent for a flow.
-    static func code(flowId: String, in path: String) throws -> SecureBytes {
-        for line in try Files.readText(path).split(separator: "\n").reversed() {
-            if let value = try? StrictJSON.parse(String(line)), case .string(flowId)? = value.member("flowId"),
-                case .string(let code)? = value.member("code")
-            {
-                return SecureBytes(copying: Array(code.utf8))
-            }
-        }
-        throw ShareRecoveryError(.notFound, "no one-time code for the flow in \(path)")
-    }
-}
-
-extension JSONValue {
-    /// A member of an object, or `nil`.
-    func member(_ key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
     }
 }
