@@ -47,7 +47,7 @@ extension RecoveryEngine {
     ) async throws -> [[SLIP39.Share]] {
         var kit: [[SLIP39.Share]] = []
         let random = configuration.random
-        try await backup(method: .recoveryCode, keyId: BackupShareKit.lifecycleKeyId) { share in
+        _ = try await backup(method: .recoveryCode, keyId: BackupShareKit.lifecycleKeyId) { share in
             kit = try BackupShareKit.export(
                 share, groupThreshold: groupThreshold, groups: groups, passphrase: passphrase, using: random)
             guard let secret = share.secret else {
