@@ -19,22 +19,7 @@ public enum BackupShareKit {
         guard masterSecret.count == Curve.scalarCount else {
             throw RecoveryKitError(.invalidKitShare, "a kit's secret is a 32-byte scalar, got \(masterSecret.count) bytes")
         }
-        let hex = SecureBytes(count: 2 * masterSecret.count) { out in
-            masterSecret.withUnsafeBytes { bytes in
-                for (offset, byte) in bytes.enumerated() {
-                    out[2 * offset] = hexDigit(byte >> 4)
-                    out[2 * offset + 1] = hexDigit(byte & 0x0F)
-                }
-            }
-        }
-        return try BackupSecret.text(utf8: hex)
-    }
-
-    /// '0'…'9', 'a'…'f' without a branch or table lookup on the secret nibble.
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        // 0xFF when nibble > 9, else 0: (9 − nibble) borrows into the high bits exactly then.
-        let above9 = UInt8(truncatingIfNeeded: (9 &- Int16(nibble)) >> 8)
-        return nibble &+ 0x30 &+ (above9 & 0x27)
+        return try BackupSecret.text(utf8: Hex.encodeSecret(masterSecret))
     }
 
     /// Writes a user backup share as SLIP-39 shares.

@@ -74,15 +74,14 @@ extension RecoveryEngine {
     ) async throws -> ShareRecord {
         let masterSecret = try SLIP39.combine(shares, passphrase: passphrase)
         let code = try BackupShareKit.recoveryCode(masterSecret: masterSecret)
-        let cipherText = try await activeKitCipherText()
+        let cipherText = try await requiredKitCipherText()
         return try await recover(method: .recoveryCode, cipherText: cipherText, secret: code, progress: progress)
     }
 
     /// Whether the `recoveryCode` slot holds a kit. Reads the stored cipherText's header, so it needs
     /// a cipherText source (with the reference server, a `recover` token).
     public func isRecoveryKitActive() async throws -> Bool {
-        guard try await activatedRecoveryMethods().contains(.recoveryCode) else { return false }
-        return try await kitCipherText() != nil
+        try await activeKitCipherText() != nil
     }
 
     /// The activated methods, with a kit shown as a kit rather than as the `recoveryCode` it occupies.
@@ -103,16 +102,22 @@ extension RecoveryEngine {
     /// - Throws: `notFound` when the slot is empty or holds a typed recovery code (which this must not
     ///   delete by mistake), `invalidParameters` when it is the last method and `force` is false.
     public func deleteRecoveryKit(force: Bool = false) async throws {
-        _ = try await activeKitCipherText()
+        _ = try await requiredKitCipherText()
         try await deleteRecoveryMethod(.recoveryCode, force: force)
     }
 
     /// The stored kit cipherText, or `notFound`.
-    private func activeKitCipherText() async throws -> String {
-        guard try await activatedRecoveryMethods().contains(.recoveryCode), let text = try await kitCipherText() else {
+    private func requiredKitCipherText() async throws -> String {
+        guard let text = try await activeKitCipherText() else {
             throw ShareRecoveryError(.notFound, "no recovery kit is active (the recoveryCode slot is empty or holds a typed code)")
         }
         return text
+    }
+
+    /// The stored kit cipherText; `nil` when the slot is empty or holds a typed code.
+    private func activeKitCipherText() async throws -> String? {
+        guard try await activatedRecoveryMethods().contains(.recoveryCode) else { return nil }
+        return try await kitCipherText()
     }
 
     /// The `recoveryCode` cipherText if it is a kit's; `nil` if it is a typed code's.

@@ -13,6 +13,26 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Lowercase hex of a secret, into a secret buffer, without a branch or table lookup on the
+    /// secret's nibbles (a recovery kit's code, RecoveryKit).
+    /// - Parameter secret: The secret bytes.
+    public static func encodeSecret(_ secret: SecureBytes) -> SecureBytes {
+        SecureBytes(count: 2 * secret.count) { out in
+            secret.withUnsafeBytes { bytes in
+                for (offset, byte) in bytes.enumerated() {
+                    out[2 * offset] = digit(byte >> 4)
+                    out[2 * offset + 1] = digit(byte & 0x0F)
+                }
+            }
+        }
+    }
+
+    /// '0'…'9', 'a'…'f' by arithmetic: `above9` is 0xFF exactly when (9 − nibble) borrows.
+    private static func digit(_ nibble: UInt8) -> UInt8 {
+        let above9 = UInt8(truncatingIfNeeded: (9 &- Int16(nibble)) >> 8)
+        return nibble &+ 0x30 &+ (above9 & 0x27)
+    }
+
     /// Decodes lowercase hex; `nil` for odd length, upper-case or any other character.
     /// - Parameter text: The hex text.
     public static func decode(_ text: String) -> [UInt8]? {

@@ -35,6 +35,15 @@ struct KitCommand: AsyncParsableCommand {
         }
     }
 
+    /// The mnemonics on stdout, one per line, each group announced on stderr. Mnemonics are the kit:
+    /// printing them is the point of the commands that call this (behind `--reveal-secret`).
+    static func printKit(_ kit: [[SLIP39.Share]], layout: Layout) {
+        for (groupIndex, group) in kit.enumerated() {
+            Terminal.error("group \(groupIndex + 1): \(layout.groups[groupIndex]) shares")
+            for member in group { Terminal.output(member.revealedMnemonic()) }
+        }
+    }
+
     static func passphrase(_ path: String?) throws -> SecureBytes {
         guard let path else { return SecureBytes(zeros: 0) }
         return try Files.readSecretLine(path)
@@ -55,11 +64,7 @@ struct KitCommand: AsyncParsableCommand {
             let share = try envelope.decrypt(secret: try Files.readSecret(secretFile, method: envelope.method))
             let kit = try BackupShareKit.export(
                 share, groupThreshold: groups.groupThreshold, groups: groups.groups, passphrase: try passphrase(passphraseFile))
-            // Mnemonics are the kit: printing them is the point of this command.
-            for (groupIndex, group) in kit.enumerated() {
-                Terminal.error("group \(groupIndex + 1): \(groups.groups[groupIndex]) shares")
-                for member in group { Terminal.output(member.revealedMnemonic()) }
-            }
+            printKit(kit, layout: groups)
         }
     }
 
@@ -128,17 +133,11 @@ struct KitCommand: AsyncParsableCommand {
         func run() async throws {
             guard revealSecret else { throw CLIError.usage("kit create prints secret mnemonics; pass --reveal-secret") }
             guard kdf.keyId.isEmpty else { throw CLIError.usage("a kit's cipherText has its own keyId; drop --key-id") }
-            let device = try FileSigningShareStore(directory: store)
-            try await device.authenticate(try Files.readSecretLine(passcodeFile))
-            let configuration = ReferenceServerClient(base: serverOptions.server).engineConfiguration(
-                userId: serverOptions.userId, store: device, tokens: try serverOptions.tokens(),
-                webhookSecret: try Files.readSecretLine(webhookSecretFile), argon2: try kdf.parameters())
-            let kit = try await RecoveryEngine(configuration: configuration).createRecoveryKit(
+            let engine = try await serverOptions.deviceEngine(
+                store: store, passcodeFile: passcodeFile, webhookSecretFile: webhookSecretFile, argon2: try kdf.parameters())
+            let kit = try await engine.createRecoveryKit(
                 groupThreshold: groups.groupThreshold, groups: groups.groups, passphrase: try passphrase(passphraseFile))
-            for (groupIndex, group) in kit.enumerated() {
-                Terminal.error("group \(groupIndex + 1): \(groups.groups[groupIndex]) shares")
-                for member in group { Terminal.output(member.revealedMnemonic()) }
-            }
+            printKit(kit, layout: groups)
         }
     }
 

@@ -16,6 +16,19 @@ struct ServerOptions: ParsableArguments {
         return { _ in String(decoding: token.revealedBytes(), as: UTF8.self) }
     }
 
+    /// An engine for changes from this device: its unlocked store, and the webhook secret that
+    /// delivers custodian backup shares.
+    func deviceEngine(store: String, passcodeFile: String, webhookSecretFile: String, argon2: Argon2idParameters)
+        async throws -> RecoveryEngine
+    {
+        let device = try FileSigningShareStore(directory: store)
+        try await device.authenticate(try Files.readSecretLine(passcodeFile))
+        return RecoveryEngine(
+            configuration: ReferenceServerClient(base: server).engineConfiguration(
+                userId: userId, store: device, tokens: try tokens(), webhookSecret: try Files.readSecretLine(webhookSecretFile),
+                argon2: argon2))
+    }
+
     /// An engine for reads only (listing): no device store, no webhook secret.
     func readingEngine() throws -> RecoveryEngine {
         RecoveryEngine(
@@ -53,12 +66,9 @@ struct MethodsCommand: AsyncParsableCommand {
         @OptionGroup var kdf: KDFOptions
 
         func run() async throws {
-            let device = try FileSigningShareStore(directory: store)
-            try await device.authenticate(try Files.readSecretLine(passcodeFile))
-            let configuration = ReferenceServerClient(base: serverOptions.server).engineConfiguration(
-                userId: serverOptions.userId, store: device, tokens: try serverOptions.tokens(),
-                webhookSecret: try Files.readSecretLine(webhookSecretFile), argon2: try kdf.parameters())
-            let cipherText = try await RecoveryEngine(configuration: configuration).addOrUpdateRecoveryMethod(
+            let engine = try await serverOptions.deviceEngine(
+                store: store, passcodeFile: passcodeFile, webhookSecretFile: webhookSecretFile, argon2: try kdf.parameters())
+            let cipherText = try await engine.addOrUpdateRecoveryMethod(
                 method, secret: try Files.readSecret(secretFile, method: method), keyId: kdf.keyId)
             Terminal.output(
                 JSONWriter.write(.object([("method", .string(method.name)), ("cipherText", .string(cipherText.base64))])))
