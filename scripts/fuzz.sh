@@ -5,6 +5,9 @@
 #   scripts/fuzz.sh all SECONDS [RUNS]      every target in turn, each with the same budget
 #   scripts/fuzz.sh build [TARGET...]       build only
 #
+# FUZZ_JOBS=N runs N processes of the target side by side on one corpus, each with 1/N of the runs;
+# the executions reported are their sum (default 1).
+#
 # Targets: cipher-text share-record custodian-share slip39 server-requests.
 # Prints, per target, executions, executions per second, crashes, corpus size and time, and
 # appends the same line to fuzz-out/results.tsv. Exits 1 when any target crashed; the crashing
@@ -70,13 +73,23 @@ run() {
             if [ "$left" -lt 0 ] || [ $((runs - total)) -lt "$left" ]; then left=$((runs - total)); fi
         fi
         [ "$budget" -gt 0 ] || break
-        # One process, one thread: the figures are per target, run alone. New inputs go to the corpus
-        # directory (the first one given); the seeds directory is read only.
-        ASAN_OPTIONS=$asan_options "$binary" -max_total_time="$budget" -runs="$left" -timeout=10 \
-            -rss_limit_mb="$rss_limit" -print_final_stats=1 "${extra[@]}" \
-            -artifact_prefix="$artifacts/" "$corpus" "$out/seeds/$target" >"$log" 2>&1 || status=$?
-        execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-        total=$((total + ${execs:-0}))
+        # One thread per process, FUZZ_JOBS processes (each its own log, stats and share of the runs)
+        # sharing the corpus: libFuzzer rereads the corpus directory, so one process's finds reach
+        # the others. New inputs go to the corpus directory (the first one given); the seeds
+        # directory is read only.
+        local job pids=() per_job=$left
+        if [ "$left" -ge 0 ]; then per_job=$(((left + jobs - 1) / jobs)); fi
+        for ((job = 0; job < jobs; job++)); do
+            ASAN_OPTIONS=$asan_options "$binary" -max_total_time="$budget" -runs="$per_job" -timeout=10 \
+                -rss_limit_mb="$rss_limit" -print_final_stats=1 "${extra[@]}" \
+                -artifact_prefix="$artifacts/" "$corpus" "$out/seeds/$target" >"$log.$job" 2>&1 &
+            pids+=($!)
+        done
+        for ((job = 0; job < jobs; job++)); do
+            wait "${pids[$job]}" || status=$?
+            execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log.$job" | tail -1)
+            total=$((total + ${execs:-0}))
+        done
         # Only segmented targets go round again (until the time or the runs are used up); a failed
         # segment ends the run. Replaying the corpus at a segment's start counts as executions.
         [ "$status" -eq 0 ] && [ "$segment" != "$runs" ] || break
@@ -113,6 +126,8 @@ esac
 [ $# -ge 2 ] || usage
 seconds=$2
 runs=${3:--1}
+jobs=${FUZZ_JOBS:-1}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || usage
 
 python3 scripts/fuzz-seeds.py "$out/seeds" >&2
 build "${targets[@]}"
