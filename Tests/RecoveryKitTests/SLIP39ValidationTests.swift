@@ -32,6 +32,7 @@ struct BadRequest: Sendable, CustomTestStringConvertible {
         BadRequest("15-byte secret", secretCount: 15, .invalidSecretLength),
         BadRequest("17-byte secret", secretCount: 17, .invalidSecretLength),
         BadRequest("empty secret", secretCount: 0, .invalidSecretLength),
+        BadRequest("1026-byte secret, over the maximum", secretCount: 1026, .invalidSecretLength),
         BadRequest("passphrase with a newline", passphrase: Array("pass\nword".utf8), .invalidPassphrase),
         BadRequest("passphrase with UTF-8", passphrase: Array("päss".utf8), .invalidPassphrase),
         BadRequest("iteration exponent 16", iterationExponent: 16, .invalidIterationExponent),
@@ -79,6 +80,39 @@ struct SLIP39ValidationTests {
         #expect(kit.allSatisfy { $0.count == 16 })
         #expect(kit[15][15].groupIndex == 15 && kit[15][15].memberIndex == 15)
         #expect(try SLIP39.combine(kit.flatMap { $0 }) == secret)
+    }
+
+    @Test("The longest secret, 1024 bytes, gives 827-word mnemonics that read back")
+    func longestSecret() throws {
+        let random = DeterministicRandom(seed: Array("longest".utf8))
+        let secret = random.secureBytes(count: SLIP39.maximumSecretCount)
+        let kit = try SLIP39.generateShares(
+            masterSecret: secret, groupThreshold: 1, groups: [SLIP39.Group(memberThreshold: 2, memberCount: 2)],
+            iterationExponent: 0, using: random)
+        let shares = try kit[0].map { try SLIP39.Share(mnemonic: $0.mnemonic) }
+        #expect(shares.map(\.wordCount) == [827, 827])
+        #expect(shares.map { $0.revealedMnemonic().split(separator: " ").count } == [827, 827])
+        #expect(try SLIP39.combine(shares) == secret)
+    }
+
+    @Test("An oversize mnemonic is refused by its word count before any word is looked up")
+    func oversizeMnemonics() throws {
+        // 827 unknown words reach the word lookup; one more is refused by count alone.
+        let unknown = { (count: Int) in Array(repeating: "notaword", count: count).joined(separator: " ") }
+        #expect(throws: RecoveryKitError(.invalidWord, "")) { try SLIP39.Share(mnemonic: unknown(827)) }
+        let error = try #require(throws: RecoveryKitError.self) { try SLIP39.Share(mnemonic: unknown(828)) }
+        #expect(error.code == .invalidMnemonicLength)
+        #expect(error.reason.contains("827"))
+
+        // Valid words repeated past the bound, as one mnemonic and as a line of a kit file (4 MiB).
+        let words = try Self.share().revealedMnemonic()
+        let long = String(repeating: words + " ", count: 4 * 1024 * 1024 / (words.utf8.count + 1))
+        #expect(throws: RecoveryKitError(.invalidMnemonicLength, "")) { try SLIP39.Share(mnemonic: long) }
+        let lineError = try #require(throws: RecoveryKitError.self) {
+            try SLIP39.decodeMnemonics(lines: SecureBytes(utf8: words + "\n" + long + "\n"))
+        }
+        #expect(lineError.code == .invalidMnemonicLength)
+        #expect(lineError.reason.hasPrefix("line 2:"))
     }
 
     @Test("Words: unknown, any case, any whitespace")

@@ -11,6 +11,8 @@ private let headerWordCount = 4
 private let metadataWordCount = headerWordCount + RS1024.checksumCount
 /// A 128-bit value needs 13 words of 10 bits, so no valid share is shorter than 20 words.
 private let minimumWordCount = metadataWordCount + (128 + bitsPerWord - 1) / bitsPerWord
+/// A share of the longest secret read back (`SLIP39.maximumSecretCount`, 8192 bits): 827 words.
+private let maximumWordCount = metadataWordCount + (8 * SLIP39.maximumSecretCount + bitsPerWord - 1) / bitsPerWord
 
 extension SLIP39.Share {
     /// Decodes a mnemonic: words from the SLIP-39 list separated by ASCII whitespace, in any letter case.
@@ -188,13 +190,21 @@ struct WordIndices: RandomAccessCollection {
     init(storage: SecureBytes) { self.storage = storage }
 
     /// Splits UTF-8 text at ASCII whitespace and looks every word up in the word list.
-    /// - Throws: ``RecoveryKitError/Code/invalidWord`` naming the position (never the word) of the first unknown word.
+    ///
+    /// Counting comes first: text of more words than the longest share is refused before any word is
+    /// looked up or stored, so an oversize input costs one pass up to its 828th word and no more.
+    /// - Throws: ``RecoveryKitError/Code/invalidMnemonicLength`` for more than 827 words;
+    ///   ``RecoveryKitError/Code/invalidWord`` naming the position (never the word) of the first unknown word.
     init(parsing text: UnsafeRawBufferPointer) throws {
         var ranges: [Range<Int>] = []
         var start: Int?
         for offset in 0...text.count {
             let isSpace = offset == text.count || Self.isWhitespace(text[offset])
             if isSpace, let wordStart = start {
+                guard ranges.count < maximumWordCount else {
+                    throw RecoveryKitError(
+                        .invalidMnemonicLength, "a mnemonic of more than \(maximumWordCount) words; no share is longer")
+                }
                 ranges.append(wordStart..<offset)
                 start = nil
             } else if !isSpace, start == nil {

@@ -16,6 +16,12 @@ public enum SLIP39 {
     public static let defaultIterationExponent = 1
     /// The shortest master secret SLIP-39 allows, in bytes (128 bits).
     public static let minimumSecretCount = 16
+    /// The longest master secret generated or read back, in bytes (8192 bits; its shares are 827 words).
+    ///
+    /// SLIP-39 itself sets no upper bound, but its RS1024 checksum is designed for mnemonics of up to
+    /// about a thousand words (SLIP-0039 §Design rationale, checksum design). A bound of our own lets
+    /// the decoder refuse an oversize mnemonic by its word count before it looks up a single word.
+    public static let maximumSecretCount = 1024
     /// The most groups, and the most members in a group (4-bit indices).
     public static let maximumShareCount = Shamir.maximumShareCount
 
@@ -43,7 +49,7 @@ public enum SLIP39 {
     /// passphrase and splits it into groups of member shares.
     ///
     /// - Parameters:
-    ///   - masterSecret: The secret to back up: at least 16 bytes, an even number of bytes.
+    ///   - masterSecret: The secret to back up: 16 to 1024 bytes, an even number of bytes.
     ///   - groupThreshold: How many groups recover the master secret (1...groups.count).
     ///   - groups: The groups, in group-index order; 1 to 16 of them.
     ///   - passphrase: Printable ASCII (32...126) only; empty for none.
@@ -66,10 +72,11 @@ public enum SLIP39 {
         extendable: Bool = true,
         using random: some RandomSource = SystemRandom()
     ) throws -> [[Share]] {
-        guard masterSecret.count >= minimumSecretCount, masterSecret.count % 2 == 0 else {
+        guard (minimumSecretCount...maximumSecretCount).contains(masterSecret.count), masterSecret.count % 2 == 0 else {
             throw RecoveryKitError(
                 .invalidSecretLength,
-                "a \(masterSecret.count)-byte secret; SLIP-39 needs at least 16 bytes, an even number")
+                "a \(masterSecret.count)-byte secret; SLIP-39 needs an even number of bytes, "
+                    + "at least \(minimumSecretCount), and this implementation takes at most \(maximumSecretCount)")
         }
         let printable = passphrase.withUnsafeBytes { $0.allSatisfy { (32...126).contains($0) } }
         guard printable else {

@@ -31,10 +31,12 @@ public struct RecoveryKitError: Error, Sendable, Equatable, CustomStringConverti
         public static let invalidKitShare = Code(.invalidKitShare)
         /// A mnemonic contains a word that is not in the SLIP-39 word list.
         public static let invalidWord = Code(.invalidWord)
-        /// A mnemonic has fewer words than a 128-bit share needs (20).
+        /// A mnemonic has fewer words than a 128-bit share needs (20), or more than a share of the
+        /// longest secret read back, ``SLIP39/maximumSecretCount`` bytes (827).
         public static let invalidMnemonicLength = Code(.invalidMnemonicLength)
         /// A share or master secret length that SLIP-39 does not allow: under 128 bits, not a whole
-        /// number of 16-bit units, or (in a mnemonic) more than 8 bits of padding.
+        /// number of 16-bit units, or (in a mnemonic) more than 8 bits of padding; or a master secret
+        /// over ``SLIP39/maximumSecretCount`` bytes.
         public static let invalidSecretLength = Code(.invalidSecretLength)
         /// The RS1024 checksum of a mnemonic does not verify.
         public static let invalidChecksum = Code(.invalidChecksum)
