@@ -74,12 +74,91 @@ struct CustodianFaultTests {
             case .unreachable, .serverError:
                 return TestServer.error(.internalServerError, code: "internal")
             case .slow:
-                // Longer than the client's deadline, and the call never reaches the custodian.
-                try await Task.sleep(for: .seconds(3))
+                // Twice the recovery's deadline, and the call never reaches the custodian.
+                try await Task.sleep(for: .seconds(4))
                 return TestServer.error(.serviceUnavailable, code: "unavailable")
             case .malformedJSON:
                 return TestServer.json("{\"sessionId\": \"s\", \"plan\": {,}")
             }
+        }
+    }
+
+    /// Lets the first confirm through to the custodian, then loses its answer: a gateway answers 502
+    /// for it, as when the connection to the custodian drops after the commit.
+    struct LostConfirmAnswer: RouterMiddleware {
+        typealias Context = BasicRequestContext
+        let hits: HitCounter
+        let armed: FaultSwitch
+
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+            -> Response
+        {
+            guard armed.isOn, Step.confirm.matches(request) else { return try await next(request, context) }
+            let response = try await next(request, context)
+            return hits.hit() == 1 ? TestServer.error(.badGateway, code: "badGateway") : response
+        }
+    }
+
+    @Test("A confirm whose answer is lost is sent again, lands on the confirmed session, and the recovery completes")
+    func lostConfirmAnswer() async throws {
+        let root = try Self.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let lost = LostConfirmAnswer(hits: HitCounter(), armed: FaultSwitch())
+        try await Self.withBackedUpDevice(
+            seed: "lost confirm answer", curve: .ed25519, root: root, middleware: lost, armed: lost.armed
+        ) { setup in
+            let engine = Self.engine(base: setup.base, custodianBase: setup.base, store: setup.device, random: setup.random)
+            let log = RecoveryStatusLog()
+            let recovered = try await engine.recover(method: .cloudKey, secret: setup.cloudKey, progress: log.append)
+            #expect(lost.hits.value == 2, "the lost confirm was sent once more")
+            #expect(log.all == RecoveryStatus.sequence, "\(log.all)")
+            // Device and custodian agree on the new set: the share the custodian committed to was kept.
+            #expect(try await setup.device.currentShare() == recovered)
+            #expect(try await setup.device.stagedShare() == nil)
+            let custodianShares = await setup.backend.custodian.currentSigningShares(clientId: Self.userId)
+            #expect(custodianShares.count == 1 && custodianShares.allSatisfy { $0.isSameSet(as: recovered) })
+            #expect(recovered.generation == setup.signing[0].generation + 1)
+        }
+    }
+
+    /// What a fault test starts from, on a running fake backend: party 1 of a fresh 2-of-2 wallet in a
+    /// device store under `root`, party 2 with the custodian, and a cloud-key backup of party 1.
+    struct Setup {
+        let base: String
+        let backend: FakeBackend
+        let device: FileSigningShareStore
+        let signing: [ShareRecord]
+        let cloudKey: BackupSecret
+        let random: DeterministicRandom
+    }
+
+    /// Runs `body` on a backed-up device with `middleware` in front of the fake backend, armed only once
+    /// the backup is done (the backup's session calls have the recovery's paths).
+    @discardableResult
+    static func withBackedUpDevice<Middleware: RouterMiddleware, R: Sendable>(
+        seed: String, curve: Curve, root: String, middleware: Middleware, armed: FaultSwitch,
+        _ body: (Setup) async throws -> R
+    ) async throws -> R where Middleware.Context == BasicRequestContext {
+        let random = DeterministicRandom(seed: Array("custodian fault \(seed)".utf8))
+        let signing = try KeyGeneration.generate(curve: curve, walletId: "w-faults", using: random)
+        let backend = FakeBackend(custodianKey: SealingKeyPair(using: random), random: random)
+        await backend.custodian.register(signingShares: [signing[1]], clientId: Self.userId)
+        let cloudKey = BackupSecret.keyMaterial(random.secureBytes(count: 32))
+        return try await TestServer.with { router in
+            router.add(middleware: middleware)
+            backend.register(on: router)
+        } _: { base in
+            backend.started(base: base)
+            let device = try FileSigningShareStore(directory: root + "/device", argon2: .minimum)
+            try await device.createPasscode(Self.passcode, confirmation: Self.passcode)
+            try await device.stage(signing[0])
+            try await device.promoteStaged()
+            let backupEngine = Self.engine(
+                base: base, custodianBase: base, store: device, random: random, timeout: .seconds(10))
+            try await backupEngine.backup(method: .cloudKey, secret: cloudKey)
+            armed.turnOn()
+            return try await body(
+                Setup(base: base, backend: backend, device: device, signing: signing, cloudKey: cloudKey, random: random))
         }
     }
 
@@ -91,30 +170,15 @@ struct CustodianFaultTests {
 
     @Test(arguments: cases)
     func failedRecoveryChangesNothing(_ testCase: Case) async throws {
-        let random = DeterministicRandom(seed: Array("custodian fault \(testCase.testDescription)".utf8))
-        let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-faults", using: random)
-        let backend = FakeBackend(custodianKey: SealingKeyPair(using: random), random: random)
-        await backend.custodian.register(signingShares: [signing[1]], clientId: Self.userId)
         let root = try Self.makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let hits = HitCounter()
         let fault = FaultMiddleware(step: testCase.step, failure: testCase.failure, hits: hits, armed: FaultSwitch())
-        let cloudKey = BackupSecret.keyMaterial(random.secureBytes(count: 32))
-
-        try await TestServer.with { router in
-            router.add(middleware: fault)
-            backend.register(on: router)
-        } _: { base in
-            backend.started(base: base)
-            let device = try FileSigningShareStore(directory: root + "/device", argon2: .minimum)
-            try await device.createPasscode(Self.passcode, confirmation: Self.passcode)
-            try await device.stage(signing[0])
-            try await device.promoteStaged()
-            // The backup itself runs without faults (its steps are not the recovery's open/finish/confirm POSTs).
-            let backupEngine = Self.engine(base: base, custodianBase: base, store: device, random: random)
-            try await backupEngine.backup(method: .cloudKey, secret: cloudKey)
-            fault.armed.turnOn()
-
+        let original = try await Self.withBackedUpDevice(
+            seed: testCase.testDescription, curve: .secp256k1, root: root, middleware: fault, armed: fault.armed
+        ) { setup in
+            let (base, backend, device, signing, cloudKey, random) =
+                (setup.base, setup.backend, setup.device, setup.signing, setup.cloudKey, setup.random)
             let currentBytes = try Data(contentsOf: URL(fileURLWithPath: root + "/device/current.share"))
             let custodianBefore = await backend.custodian.currentSigningShares(clientId: Self.userId)
             // An unreachable custodian: a port that was just bound and closed.
@@ -143,17 +207,21 @@ struct CustodianFaultTests {
             #expect(try await device.stagedShare() == nil)
             #expect(await backend.custodian.currentSigningShares(clientId: Self.userId) == custodianBefore)
             #expect(custodianBefore == [signing[1]])
+            return signing[0]
         }
         let reopened = try FileSigningShareStore(directory: root + "/device", argon2: .minimum)
         try await reopened.authenticate(Self.passcode)
-        #expect(try await reopened.currentShare() == signing[0])
+        #expect(try await reopened.currentShare() == original)
     }
 
-    static func engine(base: String, custodianBase: String, store: any SigningShareStore, random: DeterministicRandom)
-        -> RecoveryEngine
-    {
+    /// An engine over the fake backend. The 2 s deadline of a recovery is far below the slow fault's
+    /// 4 s and far above a step's time on a loaded machine; the setup's backup takes 10 s.
+    static func engine(
+        base: String, custodianBase: String, store: any SigningShareStore, random: DeterministicRandom,
+        timeout: Duration = .seconds(2)
+    ) -> RecoveryEngine {
         let tokens: TokenProvider = { $0.rawValue }
-        let transport = testTransport(timeout: .milliseconds(800))
+        let transport = testTransport(timeout: timeout)
         return RecoveryEngine(
             configuration: .init(
                 userId: userId,

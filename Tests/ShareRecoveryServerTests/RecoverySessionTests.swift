@@ -89,8 +89,19 @@ struct RecoverySessionTests {
                 purpose: "backup", method: .passkey, ownShare: recovery.newShare, token: backupToken)
             #expect(fresh.plan.newGeneration == 1)
             #expect(try await client.abort(fresh.sessionId, token: backupToken).status == 204)
-            // A confirmed session is gone.
-            #expect(try await client.confirm(recovery.sessionId, token: recoverToken).status == 404)
+            // A confirm retried after its answer was lost lands on a confirmed session: 204 again, nothing
+            // changes, and the row keeps no secrets. It cannot be finished or aborted any more.
+            let confirmedSets = try await client.storedSigningSets()
+            #expect(try await client.confirm(recovery.sessionId, token: recoverToken).status == 204)
+            #expect(try await client.confirm(recovery.sessionId, token: recoverToken, server: 1).status == 204)
+            #expect(try await client.storedSigningSets() == confirmedSets)
+            #expect(try await client.finish(recovery, token: recoverToken).status == 409)
+            let abortConfirmed = try await client.abort(recovery.sessionId, token: recoverToken)
+            #expect(abortConfirmed.status == 409 && abortConfirmed.errorCode == "conflict")
+            let inspected = try world.inspector()
+            let row = try #require(try await inspected.session(id: recovery.sessionId, now: 0))
+            await inspected.close()
+            #expect(row.state == .confirmed && row.sealedSecrets.isEmpty && row.sealedPending == nil)
 
             // The stored custodian shares are valid shares of the new set (opened with the test's master key).
             let storage = try world.inspector()

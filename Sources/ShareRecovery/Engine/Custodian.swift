@@ -68,6 +68,9 @@ public protocol Custodian: Sendable {
 
     /// The client has durably staged its new share: the custodian commits the new set and, for a
     /// recovery, drops the old signing set so a lost device's share is useless.
+    ///
+    /// Confirming a confirmed session succeeds and changes nothing, so a client whose answer was lost
+    /// (a dropped connection, a gateway's 5xx) can send it again; the HTTP transport does.
     func confirmSession(id: String) async throws
 
     /// Abandons a session; nothing the custodian stores changes.

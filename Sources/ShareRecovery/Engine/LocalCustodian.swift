@@ -18,6 +18,8 @@ public actor LocalCustodian: Custodian {
     /// The custodian's current signing shares per client (parties 2…n of the signing set).
     private var signingShares: [String: [ShareRecord]] = [:]
     private var sessions: [String: Session] = [:]
+    /// Ids of confirmed sessions: confirming one again succeeds, as on the reference server.
+    private var confirmed: Set<String> = []
 
     /// - Parameters:
     ///   - key: The custodian's X25519 key pair (opens sealed backup shares).
@@ -96,13 +98,16 @@ public actor LocalCustodian: Custodian {
     }
 
     public func confirmSession(id: String) throws {
-        guard let session = sessions.removeValue(forKey: id), !session.newShares.isEmpty else {
+        if confirmed.contains(id) { return }
+        guard let session = sessions[id], !session.newShares.isEmpty else {
             throw ShareRecoveryError(.notFound, "no finished resharing session")
         }
+        sessions[id] = nil
         if case .recovery = session.purpose {
             // Only the new signing set is kept: the old (lost device's) set is now useless.
             signingShares[session.clientId] = session.newShares
         }
+        confirmed.insert(id)
     }
 
     public func abortSession(id: String) {

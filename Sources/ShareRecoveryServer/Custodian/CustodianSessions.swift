@@ -189,7 +189,9 @@ struct CustodianSessions: Sendable {
     // MARK: Confirm
 
     /// Makes the pending set current. For a recovery the old signing set is dropped in the same transaction.
+    /// A confirmed session is confirmed already: a retry after a lost answer succeeds and changes nothing.
     func confirm(_ session: SessionRecord) async throws {
+        if session.state == .confirmed { return }
         guard session.state == .finished else { throw APIError.conflict("the session is not finished") }
         var newShares: [SealedSigningShare]?
         if session.purpose == Purpose.recovery.rawValue {

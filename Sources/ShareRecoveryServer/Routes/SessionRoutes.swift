@@ -69,7 +69,8 @@ extension ServerRoutes {
         return JSONResponse.json(try await sessions.finish(session, clientDealing: dealing))
     }
 
-    /// `POST /recovery/sessions/{id}/confirm` → 204: the pending set becomes current.
+    /// `POST /recovery/sessions/{id}/confirm` → 204: the pending set becomes current. A repeated confirm
+    /// answers 204 again, so a client whose answer was lost can retry.
     func confirmSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let session = try await authorisedSession(request, context)
         try await RequestReading.emptyBody(request, limit: limit)
@@ -77,12 +78,16 @@ extension ServerRoutes {
         return JSONResponse.noContent()
     }
 
-    /// `DELETE /recovery/sessions/{id}` → 204: abandons the session; nothing else changes.
+    /// `DELETE /recovery/sessions/{id}` → 204: abandons the session; nothing else changes. 409 once it is
+    /// confirmed: its set is current, and the answer must not say otherwise.
     func abortSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let session = try await authorisedSession(request, context)
         try await RequestReading.emptyBody(request, limit: limit)
-        guard try await state.storage.deleteSession(id: session.id) else { throw APIError.notFound("no such session") }
-        return JSONResponse.noContent()
+        switch try await state.storage.deleteSession(id: session.id) {
+        case .deleted: return JSONResponse.noContent()
+        case .notFound: throw APIError.notFound("no such session")
+        case .confirmed: throw APIError.conflict("the session is confirmed")
+        }
     }
 
     /// The session named in the path, for a token of its client and purpose (401 before 404 before 403).

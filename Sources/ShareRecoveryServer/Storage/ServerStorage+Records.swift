@@ -22,7 +22,9 @@ enum FlowVerification: Sendable {
 
 /// A resharing session row (FORMATS.md §3, custodian side).
 struct SessionRecord: Sendable {
-    enum State: String, Sendable { case open, finished }
+    /// `confirmed` rows keep no secrets; they stay until they expire so that a confirm retried after its
+    /// answer was lost answers as the first one did.
+    enum State: String, Sendable { case open, finished, confirmed }
 
     let id: String
     let clientId: String
@@ -57,6 +59,14 @@ enum SingleUseWrite: Sendable, Equatable {
     case done
     case notFound
     case tokenSpent
+}
+
+/// What deleting a resharing session did.
+enum SessionDeletion: Sendable, Equatable {
+    case deleted
+    case notFound
+    /// The session was confirmed: its new set is current, and there is nothing left to abandon.
+    case confirmed
 }
 
 /// The server's operations, written once over ``ServerStorage/transaction(_:)`` for both backends.
@@ -363,7 +373,8 @@ extension ServerStorage {
     }
 
     /// Commits a finished session: for a recovery the new signing set replaces the old one, if the old one is
-    /// still what the session was planned against. The session row goes away either way.
+    /// still what the session was planned against. Confirming a confirmed session is done already.
+    /// The row stays, as `confirmed` and without its sealed secrets, until it expires.
     func confirmSession(id: String, newShares: [SealedSigningShare]?, now: Int64) async throws -> SingleUseWrite {
         let forUpdate = self.forUpdate
         return try await transaction { transaction in
@@ -374,6 +385,7 @@ extension ServerStorage {
                 ).first
             else { return .notFound }
             let session = try Self.sessionRecord(row)
+            if session.state == .confirmed { return .done }
             guard session.state == .finished else { throw APIError.conflict("the session is not finished") }
             if let newShares {
                 try await transaction.lock("signing shares \(session.clientId)")
@@ -391,15 +403,25 @@ extension ServerStorage {
                         .integer(Int64(share.generation)), .blob(share.sealedRecord))
                 }
             }
-            try await transaction.query("DELETE FROM recovery_sessions WHERE id = ?", .text(id))
+            try await transaction.query(
+                "UPDATE recovery_sessions SET state = 'confirmed', sealed_secrets = ?, sealed_pending = NULL WHERE id = ?",
+                .blob([]), .text(id))
             return .done
         }
     }
 
-    /// Deletes a session; `false` when there was none.
-    func deleteSession(id: String) async throws -> Bool {
-        try await transaction { transaction in
-            try await !transaction.query("DELETE FROM recovery_sessions WHERE id = ? RETURNING id", .text(id)).isEmpty
+    /// Deletes an open or finished session; a confirmed one stays.
+    func deleteSession(id: String) async throws -> SessionDeletion {
+        let forUpdate = self.forUpdate
+        return try await transaction { transaction in
+            guard
+                let row = try await transaction.query(
+                    "SELECT state FROM recovery_sessions WHERE id = ?\(forUpdate)", .text(id)
+                ).first
+            else { return .notFound }
+            if try row.text("state") == SessionRecord.State.confirmed.rawValue { return .confirmed }
+            try await transaction.query("DELETE FROM recovery_sessions WHERE id = ?", .text(id))
+            return .deleted
         }
     }
 
