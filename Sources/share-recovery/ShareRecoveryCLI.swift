@@ -6,28 +6,17 @@ import ShareRecovery
 import Glibc
 #endif
 
-/// Entry point: parsing errors exit 2, failed operations exit 1 with `error: <code>: <reason>`.
+/// Entry point. Exit codes: 0 success (and help, `--version`, completion scripts, all on stdout);
+/// 1 a failed operation, `error: <code>: <reason>` on stderr; 2 a usage error.
 @main
 struct ShareRecoveryCLI {
     static func main() async {
-        let command: any ParsableCommand
         do {
-            command = try RootCommand.parseAsRoot()
-        } catch {
-            let code = RootCommand.exitCode(for: error)
-            if code == .success {
-                print(RootCommand.fullMessage(for: error))
-                exit(0)
-            }
-            Terminal.error(RootCommand.fullMessage(for: error))
-            exit(2)
-        }
-        do {
+            var command = try RootCommand.parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
-                var syncCommand = command
-                try syncCommand.run()
+                try command.run()
             }
         } catch let error as ShareRecoveryError {
             Terminal.error("error: \(error.code): \(error.reason)")
@@ -38,13 +27,33 @@ struct ShareRecoveryCLI {
         } catch let error as CLIError {
             Terminal.error("error: \(error.code): \(error.message)")
             exit(error.isUsage ? 2 : 1)
-        } catch let error as ValidationError {
-            Terminal.error("error: \(error.message)")
-            exit(2)
         } catch {
-            Terminal.error("error: failed: \(error)")
-            exit(1)
+            exitThroughArgumentParser(error)
         }
+    }
+
+    /// Everything that is not one of our errors goes through ArgumentParser's own reading of it:
+    /// `help X` and `X --help` arrive here as errors thrown by its help command (and
+    /// `--version`, completion requests as clean exits), so treating them as failures would turn
+    /// the manual into an error message.
+    static func exitThroughArgumentParser(_ error: any Error) -> Never {
+        let code = RootCommand.exitCode(for: error)
+        let message = RootCommand.fullMessage(for: error)
+        if code == .success {
+            if !message.isEmpty { Terminal.output(message) }
+            exit(0)
+        }
+        if code == .validationFailure {
+            // ArgumentParser's EX_USAGE (64) is 2 here, like every other usage error of this tool.
+            Terminal.error(message)
+            exit(2)
+        }
+        if error is ExitCode {
+            // A command that chose its exit code has already said why.
+            exit(code.rawValue)
+        }
+        Terminal.error("error: failed: \(error)")
+        exit(1)
     }
 }
 
@@ -53,5 +62,6 @@ struct RootCommand: AsyncParsableCommand {
         commandName: "share-recovery",
         abstract: "MPC wallet share recovery: back up, recover and verify shares (FORMATS.md v1).",
         discussion: "Secrets are read from files only (--secret-file), never from arguments.",
+        version: packageVersion,
         subcommands: commandList)
 }
