@@ -61,7 +61,13 @@ struct RootCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "share-recovery",
         abstract: "MPC wallet share recovery: back up, recover and verify shares (FORMATS.md v1).",
-        discussion: "Secrets are read from files only (--secret-file), never from arguments.",
+        discussion: helpText(
+            "Start with `share-recovery demo`: it creates a wallet, backs it up, loses the device, recovers and shows every status.\n\nSecrets (passwords, keys, passcodes, tokens) are read from files only, never from arguments, so they stay out of shell history and process lists. Machine output is JSON on stdout; progress and errors go to stderr. Exit codes: 0 success; 1 a failed operation, with `error: <code>: <reason>` on stderr; 2 a usage error. Every command has its own help: `share-recovery help <command>`.",
+            examples: [
+                "share-recovery demo",
+                "share-recovery help backup",
+                "share-recovery keygen --curve secp256k1 --wallet-id w-1 --out wallet",
+            ]),
         version: packageVersion,
         subcommands: commandList)
 }

@@ -7,7 +7,13 @@ import ShareRecovery
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Create a wallet, back it up, lose the device, recover, and show the statuses (both curves).")
+        abstract: "Create a wallet, back it up, lose the device, recover, and show the statuses (both curves).",
+        discussion: helpText(
+            "Runs the whole story on both curves against a reference server it starts on 127.0.0.1 with SQLite (or, with --offline, with the custodian in this process), printing each step and the recovery statuses. It ends by showing that the public key is unchanged and that the lost device's share is refused.",
+            examples: [
+                "share-recovery demo",
+                "share-recovery demo --offline --directory /tmp/demo",
+            ]))
 
     @Option(help: "Working directory for the demo's stores (a fresh temporary one by default).")
     var directory: String?

@@ -8,6 +8,12 @@ import ShareRecoveryHTTP
 struct KitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kit", abstract: "Paper recovery kits (SLIP-39) for the user backup share.",
+        discussion: helpText(
+            "A kit writes the user's backup share as SLIP-39 mnemonics on paper. `kit create` makes one as a recovery method on a reference server; `kit export` turns an existing cipherText's share into mnemonics; `kit recover` recovers from the mnemonics and the custodian's backup shares. Mnemonics are secrets: commands that print them need --reveal-secret.\n\n--groups: `1of1` (one mnemonic), `2of3` (any 2 of 3), or GROUP_THRESHOLD:GROUP,GROUP,… such as `2:1of1,2of3` (two groups of the three needed).",
+            examples: [
+                "share-recovery kit export --cipher-text backup/cipherText --secret-file password.txt --groups 2of3 --reveal-secret > kit.txt",
+                "share-recovery kit recover --mnemonics-file two-of-kit.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key --out recovered",
+            ]),
         subcommands: [Export.self, Combine.self, RecoverFromKit.self, Create.self, Status.self])
 
     /// `1of1`, `2of3`, or several groups with a group threshold: `2:1of1,2of3,3of5`.
@@ -33,6 +39,12 @@ struct KitCommand: AsyncParsableCommand {
             groupThreshold = threshold
             self.groups = groups
         }
+
+        /// The layout as it is typed (`1of1`, `2:1of1,2of3`), for the help's default.
+        var defaultValueDescription: String {
+            let groupText = groups.map { "\($0.memberThreshold)of\($0.memberCount)" }.joined(separator: ",")
+            return groupThreshold == 1 && groups.count == 1 ? groupText : "\(groupThreshold):\(groupText)"
+        }
     }
 
     /// The mnemonics on stdout, one per line, each group announced on stderr. Mnemonics are the kit:
@@ -51,10 +63,15 @@ struct KitCommand: AsyncParsableCommand {
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print the cipherText's user backup share as SLIP-39 mnemonics, one per line (a secret!).")
+            abstract: "Print the cipherText's user backup share as SLIP-39 mnemonics, one per line (a secret!).",
+            discussion: helpText(
+                "Prints one mnemonic per line on stdout (each group announced on stderr). The optional passphrase is part of the kit: without it the kit recovers a different, useless share. --groups: `1of1`, `2of3`, or GROUP_THRESHOLD:GROUP,… such as `2:1of1,2of3`.",
+                examples: [
+                    "share-recovery kit export --cipher-text backup/cipherText --secret-file password.txt --groups 2of3 --reveal-secret > kit.txt",
+                ]))
         @Option(help: "The cipherText file.") var cipherText: String
         @Option(help: "The cipherText's secret file.") var secretFile: String
-        @Option(help: "Layout: 1of1 (default), 2of3, or GROUP_THRESHOLD:1of1,2of3,….") var groups = Layout(argument: "1of1")!
+        @Option(help: "Layout: 1of1, 2of3, or GROUP_THRESHOLD:1of1,2of3,….") var groups = Layout(argument: "1of1")!
         @Option(help: "Optional SLIP-39 passphrase file (printable ASCII).") var passphraseFile: String?
         @Flag(help: "Required: the mnemonics are the secret, printed on stdout.") var revealSecret = false
 
@@ -69,7 +86,12 @@ struct KitCommand: AsyncParsableCommand {
     }
 
     struct Combine: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Combine mnemonics and print the master secret in hex.")
+        static let configuration = CommandConfiguration(abstract: "Combine mnemonics and print the master secret in hex.",
+        discussion: helpText(
+            "--mnemonics-file holds mnemonics of one kit, one per line: exactly the threshold of each group needed (SLIP-39 refuses extra ones, error tooManyMembers). The master secret (the backup share's scalar) is printed in hex: a secret.",
+            examples: [
+                "share-recovery kit combine --mnemonics-file two-of-kit.txt --reveal-secret",
+            ]))
         @Option(help: "A file with one mnemonic per line.") var mnemonicsFile: String
         @Option(help: "Optional SLIP-39 passphrase file.") var passphraseFile: String?
         @Flag(help: "Required: the master secret is printed on stdout.") var revealSecret = false
@@ -84,11 +106,16 @@ struct KitCommand: AsyncParsableCommand {
 
     struct RecoverFromKit: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "recover", abstract: "Recover a new signing set from a kit and the custodian's backup shares.")
+            commandName: "recover", abstract: "Recover a new signing set from a kit and the custodian's backup shares.",
+            discussion: helpText(
+                "--mnemonics-file holds exactly the threshold of mnemonics of each group needed, one per line (SLIP-39 refuses extra ones). Combines them into the user backup share, then recovers as `recover` does, with the same statuses: --custodian-shares is a file with a JSON array of §6 strings, --custodian-key the custodian's secret key file.",
+                examples: [
+                    "share-recovery kit recover --mnemonics-file two-of-kit.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key --out recovered",
+                ]))
         @Option(help: "A file with one mnemonic per line.") var mnemonicsFile: String
         @Option(help: "Optional SLIP-39 passphrase file.") var passphraseFile: String?
-        @Option(help: "A JSON array of custodian backup share strings.") var custodianShares: String
-        @Option(help: "The custodian's X25519 secret key (hex).") var custodianKey: String
+        @Option(help: "A file with a JSON array of custodian backup share strings (custodian-backup-shares.json from `backup`).") var custodianShares: String
+        @Option(help: "A file with the custodian's X25519 secret key, 64 hex digits (custodian.key from `custodian keypair`).") var custodianKey: String
         @Option(help: "Output directory for the new signing set.") var out: String
         @OptionGroup var progressOptions: ProgressOptions
 
@@ -120,12 +147,17 @@ struct KitCommand: AsyncParsableCommand {
             abstract: """
                 Make a kit as a recovery method on a reference server (addOrUpdateRecovery token): a new backup set in \
                 the recoveryCode slot, printed as mnemonics; any earlier kit or typed recovery code stops working.
-                """)
+                """,
+            discussion: helpText(
+                "Needs an addOrUpdateRecovery token, the device store and its passcode, and the webhook secret (as `methods add`). The kit takes the recoveryCode slot: a typed recovery code or an earlier kit stops working. --groups: `1of1`, `2of3`, or GROUP_THRESHOLD:GROUP,… such as `2:1of1,2of3`.",
+                examples: [
+                    "share-recovery kit create --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token --webhook-secret-file share-recovery.sqlite.webhook-secret --store device --passcode-file passcode.txt --groups 2of3 --reveal-secret > kit.txt",
+                ]))
         @OptionGroup var serverOptions: ServerOptions
         @Option(help: "The integrator's webhook secret file (delivers the custodian backup share).") var webhookSecretFile: String
         @Option(help: "The device's signing share store directory.") var store: String
         @Option(help: "The store's passcode file.") var passcodeFile: String
-        @Option(help: "Layout: 1of1 (default), 2of3, or GROUP_THRESHOLD:1of1,2of3,….") var groups = Layout(argument: "1of1")!
+        @Option(help: "Layout: 1of1, 2of3, or GROUP_THRESHOLD:1of1,2of3,….") var groups = Layout(argument: "1of1")!
         @Option(help: "Optional SLIP-39 passphrase file (printable ASCII).") var passphraseFile: String?
         @OptionGroup var kdf: KDFOptions
         @Flag(help: "Required: the mnemonics are the secret, printed on stdout.") var revealSecret = false
@@ -143,7 +175,12 @@ struct KitCommand: AsyncParsableCommand {
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Whether the recoveryCode slot holds a kit rather than a typed code (recover token: reads its header).")
+            abstract: "Whether the recoveryCode slot holds a kit rather than a typed code (recover token: reads its header).",
+            discussion: helpText(
+                "Prints {\"recoveryKit\": true|false}; needs a recover token (it reads the cipherText's header).",
+                examples: [
+                    "share-recovery kit status --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token",
+                ]))
         @OptionGroup var serverOptions: ServerOptions
 
         func run() async throws {

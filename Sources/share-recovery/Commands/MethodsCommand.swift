@@ -41,10 +41,21 @@ struct ServerOptions: ParsableArguments {
 struct MethodsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "methods", abstract: "List, add (or rotate) and delete recovery methods on a reference server.",
+        discussion: helpText(
+            "Each change needs a token of its own purpose, from an OTP flow (`otp start`, then `otp verify`): addOrUpdateRecovery to add or rotate, deleteRecovery to delete; listing takes a token of any purpose. Tokens are read from files (--token-file).",
+            examples: [
+                "share-recovery methods list --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token",
+                "share-recovery help methods add",
+            ]),
         subcommands: [List.self, Add.self, Delete.self])
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The activated recovery methods (a token of any purpose).")
+        static let configuration = CommandConfiguration(abstract: "The activated recovery methods (a token of any purpose).",
+        discussion: helpText(
+            "Prints a JSON array of method names.",
+            examples: [
+                "share-recovery methods list --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token",
+            ]))
         @OptionGroup var serverOptions: ServerOptions
 
         func run() async throws {
@@ -55,7 +66,12 @@ struct MethodsCommand: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a method, or rotate it: a new backup set, and the old cipherText stops working (addOrUpdateRecovery token).")
+            abstract: "Add a method, or rotate it: a new backup set, and the old cipherText stops working (addOrUpdateRecovery token).",
+            discussion: helpText(
+                "Reshares the device's signing share (from --store, unlocked with --passcode-file) with the server's custodian into a new backup set, stores the cipherText with the integrator and delivers the custodian backup share through the webhook (--webhook-secret-file). Adding a method that exists rotates it: its old cipherText stops working. --secret-file is read as for `backup`.",
+                examples: [
+                    "share-recovery methods add --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token --webhook-secret-file share-recovery.sqlite.webhook-secret --store device --passcode-file passcode.txt --method password --secret-file password.txt",
+                ]))
         @OptionGroup var serverOptions: ServerOptions
         @Option(help: "The integrator's webhook secret file (delivers the custodian backup share).") var webhookSecretFile: String
         @Option(help: "The device's signing share store directory.") var store: String
@@ -77,7 +93,12 @@ struct MethodsCommand: AsyncParsableCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete a method's cipherText and custodian backup share (deleteRecovery token); never the last one without --force.")
+            abstract: "Delete a method's cipherText and custodian backup share (deleteRecovery token); never the last one without --force.",
+            discussion: helpText(
+                "Needs a deleteRecovery token. Deleting the last method would leave no way to recover, so it is refused unless --force is given.",
+                examples: [
+                    "share-recovery methods delete --server http://127.0.0.1:8080 --user-id user-1 --token-file delete.token --webhook-secret-file share-recovery.sqlite.webhook-secret --method cloudKey",
+                ]))
         @OptionGroup var serverOptions: ServerOptions
         @Option(help: "The integrator's webhook secret file (deletes the custodian backup share).") var webhookSecretFile: String
         @Option(help: "The backup method.") var method: BackupMethod
@@ -98,10 +119,21 @@ struct MethodsCommand: AsyncParsableCommand {
 struct OTPCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "otp", abstract: "Start an OTP flow and verify its code to get a purpose-bound token.",
+        discussion: helpText(
+            "Purpose-bound tokens come from one-time codes: `otp start` asks the server to send a code for a purpose (recover, addOrUpdateRecovery or deleteRecovery) and prints a flow id; `otp verify` exchanges the code for a token written to a 0600 file. The reference server on its defaults appends codes to share-recovery-otp.jsonl.",
+            examples: [
+                "share-recovery otp start --server http://127.0.0.1:8080 --identifier user-1 --purpose addOrUpdateRecovery",
+                "share-recovery otp verify --server http://127.0.0.1:8080 --flow-id FLOW_ID --code-file code.txt --token-out add.token",
+            ]),
         subcommands: [Start.self, Verify.self])
 
     struct Start: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Start a flow; the server sends the code out of band.")
+        static let configuration = CommandConfiguration(abstract: "Start a flow; the server sends the code out of band.",
+        discussion: helpText(
+            "Prints {\"flowId\": …}. The code goes out of band (the reference server's default: a line in share-recovery-otp.jsonl).",
+            examples: [
+                "share-recovery otp start --server http://127.0.0.1:8080 --identifier user-1 --purpose recover",
+            ]))
         @Option(help: "The reference server's base URL.") var server: String
         @Option(help: "The user id the code is sent for.") var identifier: String
         @Option(help: "recover, addOrUpdateRecovery or deleteRecovery.") var purpose: String
@@ -116,7 +148,12 @@ struct OTPCommand: AsyncParsableCommand {
     }
 
     struct Verify: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Verify a code; the token goes to a 0600 file, never to output.")
+        static let configuration = CommandConfiguration(abstract: "Verify a code; the token goes to a 0600 file, never to output.",
+        discussion: helpText(
+            "--code-file holds the one-time code. Too many wrong codes end the flow; start a new one.",
+            examples: [
+                "share-recovery otp verify --server http://127.0.0.1:8080 --flow-id FLOW_ID --code-file code.txt --token-out recover.token",
+            ]))
         @Option(help: "The reference server's base URL.") var server: String
         @Option(help: "The flow id from `otp start`.") var flowId: String
         @Option(help: "A file with the one-time code.") var codeFile: String

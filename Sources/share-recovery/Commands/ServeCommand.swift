@@ -6,7 +6,14 @@ import ShareRecoveryServer
 /// `serve`: the reference server.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).")
+        commandName: "serve", abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).",
+        discussion: helpText(
+            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET). Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM.",
+            examples: [
+                "share-recovery serve",
+                "share-recovery serve --port 0 --database /tmp/sr/server.sqlite",
+                "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --master-key-file master.key --webhook-secret-file webhook.secret",
+            ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
     @Option(help: "TCP port (0: any free port; the bound port is printed).") var port = 8080

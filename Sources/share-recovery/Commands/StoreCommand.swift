@@ -6,6 +6,12 @@ import ShareRecovery
 struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store", abstract: "The passcode-protected signing share store.",
+        discussion: helpText(
+            "The device's share store: one directory with the current signing share (and a staged one during a recovery), encrypted under a key derived from the passcode. Writes are crash-safe: after a crash the store holds the old or the new share, never a mix. Passcodes are read from files (one trailing newline ignored).",
+            examples: [
+                "share-recovery store init --store device --passcode-file passcode.txt --confirm-file passcode.txt --share wallet/share-1.json",
+                "share-recovery store status --store device",
+            ]),
         subcommands: [Init.self, Status.self, Show.self, ChangePasscode.self, Remove.self])
 
     struct Location: ParsableArguments {
@@ -29,7 +35,12 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Init: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create the store: set the passcode (entered twice) and store a signing share.")
+            abstract: "Create the store: set the passcode (entered twice) and store a signing share.",
+            discussion: helpText(
+                "--confirm-file must hold the same passcode as --passcode-file (a typo check). --share is a signing share with its secret (e.g. from `keygen` or `recover`).",
+                examples: [
+                    "share-recovery store init --store device --passcode-file passcode.txt --confirm-file passcode.txt --share wallet/share-1.json",
+                ]))
         @OptionGroup var location: Location
         @Option(help: "The passcode file.") var passcodeFile: String
         @Option(help: "The passcode again (must match).") var confirmFile: String
@@ -46,7 +57,12 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Passcode state and attempt counters (no passcode needed).")
+        static let configuration = CommandConfiguration(abstract: "Passcode state and attempt counters (no passcode needed).",
+        discussion: helpText(
+            "Needs no passcode: shows whether one is set, its kind, and how many wrong attempts remain before the store locks.",
+            examples: [
+                "share-recovery store status --store device",
+            ]))
         @OptionGroup var location: Location
 
         func run() async throws {
@@ -64,7 +80,12 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The current (and any staged) share's public description.")
+        static let configuration = CommandConfiguration(abstract: "The current (and any staged) share's public description.",
+        discussion: helpText(
+            "Prints public descriptions only (no secret), after checking the passcode.",
+            examples: [
+                "share-recovery store show --store device --passcode-file passcode.txt",
+            ]))
         @OptionGroup var location: Location
         @Option(help: "The passcode file.") var passcodeFile: String
 
@@ -83,7 +104,12 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct ChangePasscode: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change the passcode (old, then new twice); its kind may change.")
+        static let configuration = CommandConfiguration(abstract: "Change the passcode (old, then new twice); its kind may change.",
+        discussion: helpText(
+            "The share is re-encrypted under the new passcode's key; --confirm-file must hold the new passcode again.",
+            examples: [
+                "share-recovery store change-passcode --store device --old-file passcode.txt --new-file new-passcode.txt --confirm-file new-passcode.txt",
+            ]))
         @OptionGroup var location: Location
         @Option(help: "The current passcode file.") var oldFile: String
         @Option(help: "The new passcode file.") var newFile: String
@@ -97,7 +123,12 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Wipe the store: its shares and passcode.")
+        static let configuration = CommandConfiguration(abstract: "Wipe the store: its shares and passcode.",
+        discussion: helpText(
+            "Deletes the store's shares and passcode. Without another backup this loses the device's share for good.",
+            examples: [
+                "share-recovery store remove --store device",
+            ]))
         @OptionGroup var location: Location
 
         func run() async throws {
