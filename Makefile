@@ -1,7 +1,7 @@
-# The two Quick start commands (README): `make demo` and `make test`.
+# The two Quick start commands (README): `make demo` and `make test`; `make check` is CI's slow half.
 SWIFT ?= swift
 
-.PHONY: demo test bootstrap build
+.PHONY: demo test check bootstrap build
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -13,6 +13,10 @@ build: bootstrap
 demo: build
 	$(SWIFT) run --skip-build share-recovery demo
 
-# The whole test suite (what CI runs): warnings are errors in our own targets.
+# The whole functional suite, without sanitizers: the command to run before every commit.
 test: bootstrap
 	scripts/test.sh
+
+# The slow checks CI runs after `make test`: ASan and TSan passes, the Examples package, DocC.
+check: bootstrap
+	scripts/check.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer and ThreadSanitizer (STYLE.md: sanitizer runs in their own
-# scratch paths). scripts/test.sh calls this after the normal run, so `make test` (CI) includes it.
+# scratch paths). `make check` (scripts/check.sh) runs it after `make test`; CI runs both.
 #
 #   scripts/sanitizers.sh            address, then thread
 #   scripts/sanitizers.sh address    one of them

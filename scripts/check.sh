@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The slow checks (`make check`), which CI runs after the README's test command (`make test`):
+#   1. the whole suite under AddressSanitizer, then ThreadSanitizer (scripts/sanitizers.sh);
+#   2. the Examples/ package: built against the root package by path, both executables run, the
+#      second against a reference server this script starts (scripts/examples.sh);
+#   3. the DocC documentation of every library target, with no warning (scripts/docs.sh).
+# Each step prints its own timing; any failure stops the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SHARE_RECOVERY_WERROR=1
+started=$SECONDS
+# The sanitizer passes run the PostgreSQL tests too.
+. scripts/test-postgres.sh
+step() {
+    local name=$1
+    shift
+    local begun=$SECONDS
+    echo "check.sh: $name" >&2
+    "$@"
+    echo "check.sh: $name took $((SECONDS - begun)) s" >&2
+}
+step "sanitizers" scripts/sanitizers.sh
+step "examples" scripts/examples.sh
+step "documentation" scripts/docs.sh
+echo "check.sh: all slow checks passed in $((SECONDS - started)) s" >&2

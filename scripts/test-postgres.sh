@@ -1,0 +1,12 @@
+# Sourced by scripts/test.sh and scripts/check.sh: gives the PostgreSQL tests a throwaway server on
+# 127.0.0.1 (.ci/postgres.sh installs and starts it) unless SHARE_RECOVERY_TEST_POSTGRES_URL already
+# names one, and stops it when the calling script exits. If it cannot start, those tests say
+# SKIPPED loudly and the rest still run.
+if [ -z "${SHARE_RECOVERY_TEST_POSTGRES_URL:-}" ]; then
+    if exports=$(.ci/postgres.sh); then
+        eval "$exports"
+        trap '.ci/postgres.sh stop "$SHARE_RECOVERY_TEST_POSTGRES_DIR" || true' EXIT
+    else
+        echo "WARNING: PostgreSQL could not be started; its tests will say SKIPPED" >&2
+    fi
+fi
