@@ -1,0 +1,32 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// Two small programs that link share-recovery the way a wallet service does: by depending on the
+// package (here by path) and importing only its public library products.
+let package = Package(
+    name: "share-recovery-examples",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "share-recovery", path: "..")
+    ],
+    targets: [
+        // Terminal progress and error printing shared by both programs; no share-recovery logic.
+        .target(name: "ExampleSupport", dependencies: [.product(name: "ShareRecovery", package: "share-recovery")]),
+        .executableTarget(
+            name: "password-recovery",
+            dependencies: [
+                "ExampleSupport",
+                .product(name: "ShareRecovery", package: "share-recovery"),
+                .product(name: "ShareCrypto", package: "share-recovery"),
+            ]),
+        .executableTarget(
+            name: "server-recovery",
+            dependencies: [
+                "ExampleSupport",
+                .product(name: "ShareRecovery", package: "share-recovery"),
+                .product(name: "ShareCrypto", package: "share-recovery"),
+                .product(name: "ShareRecoveryHTTP", package: "share-recovery"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)
