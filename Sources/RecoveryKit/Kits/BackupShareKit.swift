@@ -9,7 +9,7 @@ public import ShareRecovery
 /// and recovery finds the set among the custodian's shares as the one whose commitments give
 /// `X_1 == secret·G`.
 public enum BackupShareKit {
-    /// The keyId of a lifecycle kit's `recoveryCode` cipherText (``ShareRecovery/RecoveryEngine/createRecoveryKit(groupThreshold:groups:passphrase:)``).
+    /// The keyId of a lifecycle kit's `recoveryCode` cipherText (`RecoveryEngine.createRecoveryKit(groupThreshold:groups:passphrase:)`).
     public static let lifecycleKeyId = CipherText.recoveryKitKeyId
 
     /// A lifecycle kit's recovery code: the 32-byte master secret as 64 lowercase hex digits, the
@@ -49,7 +49,7 @@ public enum BackupShareKit {
     ///   - custodianShares: The §6 JSON strings for this client.
     /// - Returns: The user backup share and the backup method of its set.
     /// - Throws: ``RecoveryKitError/Code/invalidKitShare`` for a secret of the wrong size;
-    ///   ``ShareRecoveryError`` `noMatchingShare` when no candidate set has `X_1 == secret·G`.
+    ///   `ShareRecoveryError` `noMatchingShare` when no candidate set has `X_1 == secret·G`.
     public static func userShare(masterSecret: SecureBytes, custodianShares: [String]) throws -> (ShareRecord, BackupMethod) {
         guard masterSecret.count == Curve.scalarCount else {
             throw RecoveryKitError(.invalidKitShare, "a kit's secret is a 32-byte scalar, got \(masterSecret.count) bytes")

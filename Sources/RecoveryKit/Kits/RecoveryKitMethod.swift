@@ -5,7 +5,7 @@ public import ShareRecovery
 public enum ListedRecoveryMethod: Sendable, Hashable, CustomStringConvertible {
     /// A cipherText-based method (a `recoveryCode` here is one the user types).
     case backup(BackupMethod)
-    /// A SLIP-39 kit made by ``ShareRecovery/RecoveryEngine/createRecoveryKit(groupThreshold:groups:passphrase:)``.
+    /// A SLIP-39 kit made by `RecoveryEngine.createRecoveryKit(groupThreshold:groups:passphrase:)`.
     case recoveryKit
 
     public var description: String {
@@ -39,7 +39,7 @@ extension RecoveryEngine {
     ///   - groups: The groups (one 1-of-1 group by default).
     ///   - passphrase: Optional SLIP-39 passphrase (printable ASCII).
     /// - Returns: One array of shares per group: the kit to print. Nothing else keeps them.
-    /// - Throws: ``RecoveryKitError`` for a bad layout or passphrase, ``ShareRecoveryError`` otherwise;
+    /// - Throws: ``RecoveryKitError`` for a bad layout or passphrase, `ShareRecoveryError` otherwise;
     ///   on any failure nothing is delivered or stored.
     public func createRecoveryKit(
         groupThreshold: Int = 1, groups: [SLIP39.Group] = [SLIP39.Group(memberThreshold: 1, memberCount: 1)],
@@ -64,7 +64,7 @@ extension RecoveryEngine {
     ///   - passphrase: The kit's SLIP-39 passphrase (empty if none).
     ///   - progress: Told every status as it begins.
     /// - Returns: The new signing share, stored and current. The kit is spent.
-    /// - Throws: ``RecoveryKitError`` when the shares do not combine; ``ShareRecoveryError`` `notFound`
+    /// - Throws: ``RecoveryKitError`` when the shares do not combine; `ShareRecoveryError` `notFound`
     ///   when no kit is active (the slot is empty or holds a typed code), `authenticationFailed` for
     ///   a kit that is not the active one or a wrong passphrase.
     @discardableResult

@@ -53,6 +53,8 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
     /// - Parameters:
     ///   - code: The stable code.
     ///   - reason: A human explanation without secret bytes.
+    ///   - file: Where it was raised (the caller's file, by default).
+    ///   - line: Where it was raised (the caller's line, by default).
     public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
         self.code = code
         self.reason = reason

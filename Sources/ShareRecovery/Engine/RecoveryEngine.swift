@@ -12,7 +12,7 @@ public struct RecoveryEngine: Sendable {
         public var custodian: any Custodian
         /// The device's signing share store.
         public var shareStore: any SigningShareStore
-        /// Where cipherTexts are fetched from in managed mode (no cipherText given to ``recover``).
+        /// Where cipherTexts are fetched from in managed mode (no cipherText given to ``RecoveryEngine/recover(method:cipherText:secret:progress:)``).
         public var cipherTextSource: (any CipherTextSource)?
         /// Where new cipherTexts are stored.
         public var cipherTextStore: (any CipherTextStore)?

@@ -10,7 +10,7 @@ extension ShareRecord {
 
     /// Parses and validates the binary form (FORMATS.md §4). Checks run shape first, then values:
     /// magic and minimum length, version, field ranges, exact length, walletId UTF-8, scalar, points, x_i·G.
-    /// - Parameter binary: The record bytes (a secret: pass a ``SecureBytes``).
+    /// - Parameter binary: The record bytes (a secret: pass a `SecureBytes`).
     /// - Throws: ``ShareRecoveryError`` with `malformedRecord`, `unsupportedVersion`, `invalidParameters`,
     ///   `invalidScalar`, `invalidPoint` or `invalidShare`.
     public init(binary: SecureBytes) throws(ShareRecoveryError) {

@@ -124,7 +124,7 @@ public enum ResharingDealer {
 public enum ResharingReceiver {
     /// Checks every dealing and combines this party's new share.
     /// - Parameters:
-    ///   - partyIndex: k, 1…n'.
+    ///   - k: The new party's index (`partyIndex`), 1…n'.
     ///   - plan: The agreed plan.
     ///   - dealings: One dealing from every dealer of Q.
     /// - Returns: Party k's new share record, with its secret.

@@ -45,7 +45,7 @@ public actor FileSigningShareStore: SigningShareStore {
     /// - Parameters:
     ///   - directory: The store directory; created with mode 0700 if missing (its parent must exist).
     ///   - argon2: Argon2id parameters for passcodes set from now on (an existing passcode keeps
-    ///     the parameters in the header). Tests may pass ``Argon2idParameters/minimum``.
+    ///     the parameters in the header). Tests may pass `Argon2idParameters.minimum`.
     ///   - clock: The wall clock for the attempt delays.
     ///   - random: The source of data keys, salts and nonces.
     /// - Throws: ``ShareRecoveryError/Code/storageFailure`` when the directory cannot be created,

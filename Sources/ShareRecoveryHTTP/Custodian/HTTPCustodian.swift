@@ -7,12 +7,12 @@ public import ShareRecovery
 /// Each session gets a fresh X25519 key pair: its public half goes to the server as `clientKey`,
 /// and the server seals the client's sub-shares to it; the client seals its sub-shares for the
 /// custodian's parties to the server's per-session `custodianKey`. So sub-shares never travel in
-/// clear, whatever the transport does (``ShareRecovery/SessionWire``).
+/// clear, whatever the transport does (`SessionWire`).
 ///
 /// Every call sends `Authorization: Bearer` with a token of purpose ``TokenPurpose/recover``
 /// (recovery sessions) or ``TokenPurpose/addOrUpdateRecovery`` (backup sessions). Errors are those
 /// of ``HTTPTransport``; a 4xx whose server code is one of the resharing codes (`noMatchingShare`,
-/// `dealerCheckFailed`, …) arrives as that code, as with ``ShareRecovery/LocalCustodian``.
+/// `dealerCheckFailed`, …) arrives as that code, as with `LocalCustodian`.
 public struct HTTPCustodian: Custodian, CustomStringConvertible {
     private let baseURL: String
     private let tokenProvider: TokenProvider
@@ -42,7 +42,7 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
     /// and the custodian's dealings, opening the sub-shares sealed to the client.
     /// - Parameter request: What to reshare.
     /// - Returns: The offer; the engine checks the plan against its own share.
-    /// - Throws: ``ShareRecovery/ShareRecoveryError``; `malformedInput` for a response of the wrong
+    /// - Throws: `ShareRecoveryError`; `malformedInput` for a response of the wrong
     ///   shape, `unsealFailed` for a sub-share sealed to another key.
     public func openSession(_ request: ResharingSessionRequest) async throws -> ResharingSessionOffer {
         let purpose: TokenPurpose
@@ -93,7 +93,7 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
     ///   - clientDealing: The client's dealing, without the client's own sub-share.
     /// - Returns: The custodian's new commitments and, for a backup, its backup shares (§6 JSON,
     ///   each checked to parse).
-    /// - Throws: ``ShareRecovery/ShareRecoveryError``; `notFound` for a session this client did not open.
+    /// - Throws: `ShareRecoveryError`; `notFound` for a session this client did not open.
     public func finishSession(id: String, clientDealing: Dealing) async throws -> ResharingSessionResult {
         guard let session = await sessions.session(id) else {
             throw ShareRecoveryError(.notFound, "no open resharing session with this id")
@@ -117,7 +117,7 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
 
     /// `POST /recovery/sessions/{id}/confirm` (no body): the server makes the new set current.
     /// - Parameter id: The session id.
-    /// - Throws: ``ShareRecovery/ShareRecoveryError``; `notFound` for a session this client did not open.
+    /// - Throws: `ShareRecoveryError`; `notFound` for a session this client did not open.
     public func confirmSession(id: String) async throws {
         guard let session = await sessions.session(id) else {
             throw ShareRecoveryError(.notFound, "no open resharing session with this id")

@@ -3,7 +3,7 @@ public import ShareRecovery
 /// Fetches cipherTexts from the integrator backup API:
 /// `GET {base}/users/{userId}/user-backup-share?backupMethod=M` → `{"cipherText": "…"}`.
 ///
-/// Errors (all ``ShareRecovery/ShareRecoveryError``): `notFound` for a 404; `requestRejected` (or a
+/// Errors (all `ShareRecoveryError`): `notFound` for a 404; `requestRejected` (or a
 /// shared format code) for another 4xx, never retried; `sourceFailure` after the retries for 5xx and
 /// connection failures, or when the transport's timeout passes (the reason says it timed out);
 /// `malformedInput` for a body that is too large, not JSON, or not exactly `{"cipherText": string}`.
@@ -24,9 +24,9 @@ public struct HTTPCipherTextSource: CipherTextSource, CustomStringConvertible {
     /// Fetches the cipherText text for a user and method.
     /// - Parameters:
     ///   - userId: The integrator's user id (percent-encoded into the path).
-    ///   - method: The backup method (sent as its ``ShareRecovery/BackupMethod/apiName``).
+    ///   - method: The backup method (sent as its `BackupMethod.apiName`).
     /// - Returns: The cipherText text as the API stored it (parsed later by the engine).
-    /// - Throws: ``ShareRecovery/ShareRecoveryError`` as listed on the type.
+    /// - Throws: `ShareRecoveryError` as listed on the type.
     public func fetchCipherText(userId: String, method: BackupMethod) async throws -> String {
         let call = try await api.call(
             .get, url: try api.backupShareURL(userId: userId, method: method), operation: IntegratorAPI.backupShareOperation,

@@ -26,7 +26,7 @@ public struct HTTPCipherTextStore: CipherTextStore, CustomStringConvertible {
     ///   - cipherText: The base64 text; the server checks it parses and is of `method`.
     ///   - userId: The integrator's user id.
     ///   - method: The backup method.
-    /// - Throws: ``ShareRecovery/ShareRecoveryError`` (a 400 for a cipherText of another method
+    /// - Throws: `ShareRecoveryError` (a 400 for a cipherText of another method
     ///   arrives as the server's code, e.g. `malformedCipherText`, or `requestRejected`).
     public func storeCipherText(_ cipherText: String, userId: String, method: BackupMethod) async throws {
         let call = try await api.call(
@@ -40,7 +40,7 @@ public struct HTTPCipherTextStore: CipherTextStore, CustomStringConvertible {
     /// - Parameters:
     ///   - userId: The integrator's user id.
     ///   - method: The backup method.
-    /// - Throws: ``ShareRecovery/ShareRecoveryError`` for any other failure.
+    /// - Throws: `ShareRecoveryError` for any other failure.
     public func deleteCipherText(userId: String, method: BackupMethod) async throws {
         let call = try await api.call(
             .delete, url: try api.backupShareURL(userId: userId, method: method),
@@ -55,7 +55,7 @@ public struct HTTPCipherTextStore: CipherTextStore, CustomStringConvertible {
     /// The methods with a stored cipherText, in the server's order.
     /// - Parameter userId: The integrator's user id.
     /// - Returns: The methods.
-    /// - Throws: ``ShareRecovery/ShareRecoveryError``; `malformedInput` for an unknown method name.
+    /// - Throws: `ShareRecoveryError`; `malformedInput` for an unknown method name.
     public func storedMethods(userId: String) async throws -> [BackupMethod] {
         let call = try await api.call(
             .get, url: try api.methodsURL(userId: userId), operation: IntegratorAPI.methodsOperation,

@@ -19,7 +19,7 @@ public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertibl
 }
 
 /// Returns a bearer token (without the `Bearer ` prefix) for a purpose. Called once per operation,
-/// not per retry; its errors end the operation (a ``ShareRecovery/ShareRecoveryError`` as thrown,
+/// not per retry; its errors end the operation (a `ShareRecoveryError` as thrown,
 /// anything else as `sourceFailure`).
 public typealias TokenProvider = @Sendable (TokenPurpose) async throws -> String
 

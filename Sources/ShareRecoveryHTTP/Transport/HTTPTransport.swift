@@ -6,7 +6,7 @@ import ShareRecovery
 
 /// The one place where this module talks HTTP: a deadline per call, bounded retries with
 /// exponential backoff and jitter, a response size limit, and the mapping of every outcome to a
-/// ``ShareRecovery/ShareRecoveryError``. Every client in the module (``HTTPCipherTextSource``,
+/// `ShareRecoveryError`. Every client in the module (``HTTPCipherTextSource``,
 /// ``HTTPCipherTextStore``, ``HTTPCustodianShareSource``, ``HTTPCustodianBackupSink``,
 /// ``HTTPCustodian``) sends through one of these.
 ///
@@ -15,7 +15,7 @@ import ShareRecovery
 /// - 404: `notFound` (or the resharing code the server named, e.g. `noMatchingShare`).
 /// - other 4xx: never retried; the server's code when both sides share it (format and resharing
 ///   checks, and the API's `unauthorized`, `forbidden`, `rateLimited`, `conflict`, …; a 401/403 only
-///   ever yields a credential code), else ``ShareRecovery/ShareRecoveryError/Code/requestRejected``
+///   ever yields a credential code), else `ShareRecoveryError.Code.requestRejected`
 ///   with the server's code in the reason.
 /// - 5xx and connection failures: retried up to ``Configuration/maximumAttempts`` in all, then `sourceFailure`.
 /// - the deadline: `sourceFailure` whose reason says the call timed out.
@@ -96,7 +96,7 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
 
     /// Sends a call with retries until it succeeds, fails for good, or the deadline passes.
     /// - Returns: The status (2xx) and body of the response.
-    /// - Throws: ``ShareRecovery/ShareRecoveryError`` as described on the type.
+    /// - Throws: `ShareRecoveryError` as described on the type.
     func send(_ call: HTTPCall) async throws(ShareRecoveryError) -> HTTPReply {
         guard call.url.hasPrefix("http://") || call.url.hasPrefix("https://") else {
             throw ShareRecoveryError(.invalidParameters, "\(call.operation): the base URL must be http:// or https://")

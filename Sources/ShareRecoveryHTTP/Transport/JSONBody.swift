@@ -1,7 +1,7 @@
 import ShareCrypto
 import ShareRecovery
 
-/// Request and response bodies through ``ShareRecovery/StrictJSON`` and ``ShareRecovery/JSONWriter``:
+/// Request and response bodies through `StrictJSON` and `JSONWriter`:
 /// no Codable, so duplicate keys, trailing bytes, unknown or missing fields are all refused.
 enum JSONBody {
     /// A compact UTF-8 body.

@@ -1,11 +1,11 @@
 import ShareRecovery
 
 /// Turns the API's error bodies (`{"error": {"code": "…", "message": "…"}}`) into
-/// ``ShareRecovery/ShareRecoveryError``. Error bodies are read leniently: a proxy's HTML page
+/// `ShareRecoveryError`. Error bodies are read leniently: a proxy's HTML page
 /// still yields an error with the HTTP status, just without a server code.
 enum ServerErrorMapping {
     /// Server codes taken over as our own code: the format and resharing checks the server runs
-    /// with the same meaning as in process (so an HTTP custodian fails like ``ShareRecovery/LocalCustodian``).
+    /// with the same meaning as in process (so an HTTP custodian fails like `LocalCustodian`).
     /// Never `authenticationFailed`: here it means a wrong backup secret.
     static let sharedCodes: Set<ShareRecoveryError.Code> = [
         .malformedRecord, .malformedCipherText, .malformedCustodianShare, .malformedInput, .unsupportedVersion,

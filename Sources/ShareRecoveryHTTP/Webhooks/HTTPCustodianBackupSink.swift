@@ -22,7 +22,7 @@ public struct HTTPCustodianBackupSink: CustodianBackupSink, CustomStringConverti
     /// - Parameters:
     ///   - json: The §6 JSON text.
     ///   - clientId: The integrator's client (user) id.
-    /// - Throws: ``ShareRecovery/ShareRecoveryError``.
+    /// - Throws: `ShareRecoveryError`.
     public func deliverBackupShare(_ json: String, clientId: String) async throws {
         _ = try await api.post("/backup", [("clientId", .string(clientId)), ("backupShare", .string(json))])
     }
@@ -30,8 +30,8 @@ public struct HTTPCustodianBackupSink: CustodianBackupSink, CustomStringConverti
     /// Deletes the client's shares of one method.
     /// - Parameters:
     ///   - clientId: The integrator's client (user) id.
-    ///   - method: The backup method (sent as its ``ShareRecovery/BackupMethod/apiName``).
-    /// - Throws: ``ShareRecovery/ShareRecoveryError``.
+    ///   - method: The backup method (sent as its `BackupMethod.apiName`).
+    /// - Throws: `ShareRecoveryError`.
     public func deleteBackupShares(clientId: String, method: BackupMethod) async throws {
         _ = try await api.post("/backup/delete", [("clientId", .string(clientId)), ("backupMethod", .string(method.apiName))])
     }

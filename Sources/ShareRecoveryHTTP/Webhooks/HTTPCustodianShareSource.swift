@@ -22,7 +22,7 @@ public struct HTTPCustodianShareSource: CustodianShareSource, CustomStringConver
     /// The §6 JSON strings stored for a client.
     /// - Parameter clientId: The integrator's client (user) id.
     /// - Returns: The shares, possibly none.
-    /// - Throws: ``ShareRecovery/ShareRecoveryError``.
+    /// - Throws: `ShareRecoveryError`.
     public func fetchBackupShares(clientId: String) async throws -> [String] {
         let (reply, operation) = try await api.post("/backup/fetch", [("clientId", .string(clientId))])
         return try JSONBody.object(reply, required: ["backupShares"], operation: operation).stringArray("backupShares")

@@ -24,7 +24,7 @@ struct AtRestSealer: Sendable {
         }
     }
 
-    /// Opens a sealed value; any failure is ``ShareRecoveryError/Code/storeCorrupted`` (wrong master key,
+    /// Opens a sealed value; any failure is `ShareRecoveryError.Code.storeCorrupted` (wrong master key,
     /// tampering, or a value moved between rows).
     func open(_ sealed: [UInt8], table: String, row: [String]) throws(ShareRecoveryError) -> SecureBytes {
         guard sealed.count >= XChaCha20Poly1305.nonceCount + XChaCha20Poly1305.tagCount else {

@@ -13,7 +13,7 @@ package struct PostgresLocation: Sendable, Equatable {
     package var schema: String?
 
     /// Parses a URL.
-    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` naming the part that is wrong (never the password).
+    /// - Throws: `ShareRecoveryError.Code.invalidParameters` naming the part that is wrong (never the password).
     package init(url: String) throws(ShareRecoveryError) {
         func fail(_ why: String) -> ShareRecoveryError {
             ShareRecoveryError(

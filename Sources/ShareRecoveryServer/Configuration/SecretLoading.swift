@@ -12,7 +12,7 @@ enum SecretLoading {
     static let maximumFileSize = 4096
 
     /// The 32-byte master key.
-    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when the source is missing or malformed.
+    /// - Throws: `ShareRecoveryError.Code.invalidParameters` when the source is missing or malformed.
     static func masterKey(_ source: ServerConfiguration.SecretSource) throws(ShareRecoveryError) -> SecureBytes {
         let key: SecureBytes
         switch source {
@@ -36,7 +36,7 @@ enum SecretLoading {
     }
 
     /// The webhook secret's bytes (at least 16).
-    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when the source is missing or too short.
+    /// - Throws: `ShareRecoveryError.Code.invalidParameters` when the source is missing or too short.
     static func webhookSecret(_ source: ServerConfiguration.SecretSource) throws(ShareRecoveryError) -> SecureBytes {
         let secret: SecureBytes
         switch source {

@@ -1,7 +1,7 @@
 import HTTPTypes
 import ShareRecovery
 
-/// An error a route answers with: HTTP status, a stable code (a ``ShareRecoveryError/Code`` name, so
+/// An error a route answers with: HTTP status, a stable code (a `ShareRecoveryError.Code` name, so
 /// clients map it back), and a message that never carries secret bytes. Only this type reaches clients
 /// as a 4xx; anything else thrown by a route becomes a generic 500.
 struct APIError: Error, Sendable, CustomStringConvertible {
@@ -24,7 +24,7 @@ struct APIError: Error, Sendable, CustomStringConvertible {
     static func conflict(_ message: String) -> APIError { APIError(.conflict, .conflict, message) }
     static let internalError = APIError(.internalServerError, .internalError, "internal server error")
 
-    /// A ``ShareRecoveryError`` raised while checking client input: the client's fault, so a 4xx with the
+    /// A `ShareRecoveryError` raised while checking client input: the client's fault, so a 4xx with the
     /// same code (404 for `notFound`/`noMatchingShare`, 409 for `inconsistentShares`, 400 otherwise).
     static func clientInput(_ error: ShareRecoveryError) -> APIError {
         let status: HTTPResponse.Status =
@@ -37,7 +37,7 @@ struct APIError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Runs a check of client input; a ``ShareRecoveryError`` it throws becomes a 4xx ``APIError``.
+/// Runs a check of client input; a `ShareRecoveryError` it throws becomes a 4xx ``APIError``.
 func checkingClientInput<R>(_ body: () throws -> R) throws(APIError) -> R {
     do {
         return try body()

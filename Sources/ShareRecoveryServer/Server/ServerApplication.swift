@@ -15,7 +15,7 @@ public typealias ShareRecoveryServerApplication = Application<RouterResponder<Se
 ///   - configuration: The server's configuration.
 ///   - onStarted: Called with the bound port once the server accepts connections.
 /// - Returns: The application; its services close the database when it shuts down.
-/// - Throws: ``ShareRecoveryError`` with `invalidParameters` for a bad configuration (missing master key,
+/// - Throws: `ShareRecoveryError` with `invalidParameters` for a bad configuration (missing master key,
 ///   malformed PostgreSQL URL), or the database's error when it cannot be opened or migrated.
 public func makeServerApplication(
     _ configuration: ServerConfiguration, onStarted: @escaping @Sendable (Int) -> Void = { _ in }
