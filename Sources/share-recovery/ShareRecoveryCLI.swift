@@ -1,6 +1,7 @@
 import ArgumentParser
 import RecoveryKit
 import ShareRecovery
+import ShareRecoveryServer
 
 #if canImport(Glibc)
 import Glibc
@@ -19,17 +20,23 @@ struct ShareRecoveryCLI {
                 try command.run()
             }
         } catch let error as ShareRecoveryError {
-            Terminal.error("error: \(error.code): \(error.reason)")
-            exit(1)
+            fail(code: "\(error.code)", error.reason)
         } catch let error as RecoveryKitError {
-            Terminal.error("error: \(error.code): \(error.reason)")
-            exit(1)
+            fail(code: "\(error.code)", error.reason)
+        } catch let error as ServerStartError {
+            fail(code: error.code.rawValue, error.reason)
         } catch let error as CLIError {
-            Terminal.error("error: \(error.code): \(error.message)")
-            exit(error.isUsage ? 2 : 1)
+            fail(code: error.code, error.message, status: error.isUsage ? 2 : 1)
         } catch {
             exitThroughArgumentParser(error)
         }
+    }
+
+    /// `error: <code>: <reason>`, then what to do about it where the code has a hint.
+    static func fail(code: String, _ reason: String, status: Int32 = 1) -> Never {
+        Terminal.error("error: \(code): \(reason)")
+        if let hint = ErrorHints.hint(for: code) { Terminal.error("hint: \(hint)") }
+        exit(status)
     }
 
     /// Everything that is not one of our errors goes through ArgumentParser's own reading of it:

@@ -15,10 +15,20 @@ enum CLIRunner {
     }
 
     static func run(_ product: String, _ arguments: [String], in directory: URL? = nil) throws -> CLIRun {
+        try run(executable: productsDirectory.appendingPathComponent(product), arguments, in: directory)
+    }
+
+    /// Runs any executable; `environment` entries replace the inherited ones of the same name.
+    static func run(executable: URL, _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:])
+        throws -> CLIRun
+    {
         let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent(product)
+        process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

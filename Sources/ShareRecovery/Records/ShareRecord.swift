@@ -141,7 +141,9 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
             throw ShareRecoveryError(.invalidParameters, "parties must be 2…255, got \(parties)")
         }
         guard threshold >= 2, threshold <= parties else {
-            throw ShareRecoveryError(.invalidParameters, "threshold must be 2…\(parties), got \(threshold)")
+            throw ShareRecoveryError(
+                .invalidParameters,
+                "threshold must be 2…\(parties) (the number of parties), got \(threshold): any t of the n parties act together, so t cannot exceed n")
         }
         guard (1...parties).contains(partyIndex) else {
             throw ShareRecoveryError(.invalidParameters, "party index must be 1…\(parties), got \(partyIndex)")

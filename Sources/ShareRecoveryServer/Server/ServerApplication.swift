@@ -98,7 +98,11 @@ public func runServer(_ configuration: ServerConfiguration, onStarted: @escaping
     async throws
 {
     let application = try await makeServerApplication(configuration, onStarted: onStarted)
-    try await application.runService()
+    do {
+        try await application.runService()
+    } catch {
+        throw ServerStartError.mapping(error, host: configuration.host, port: configuration.port)
+    }
 }
 
 /// A server running in the background of this process (tests, demos, embedding).
@@ -119,7 +123,8 @@ public final class RunningServer: Sendable {
 
     /// Builds and starts a server, returning once it accepts connections.
     /// - Parameter configuration: The server's configuration (port 0 picks a free port).
-    /// - Throws: As ``makeServerApplication(_:onStarted:)``, or when the address cannot be bound.
+    /// - Throws: As ``makeServerApplication(_:onStarted:)``, or ``ServerStartError`` when the address
+    ///   cannot be bound.
     public static func start(_ configuration: ServerConfiguration) async throws -> RunningServer {
         let (ports, continuation) = AsyncThrowingStream<Int, any Error>.makeStream()
         let application = try await makeServerApplication(configuration) { port in continuation.yield(port) }
@@ -134,7 +139,11 @@ public final class RunningServer: Sendable {
                 throw error
             }
         }
-        for try await port in ports { return RunningServer(port: port, group: group, task: task) }
+        do {
+            for try await port in ports { return RunningServer(port: port, group: group, task: task) }
+        } catch {
+            throw ServerStartError.mapping(error, host: configuration.host, port: configuration.port)
+        }
         throw ShareRecoveryError(.internalError, "the server stopped before it started listening")
     }
 

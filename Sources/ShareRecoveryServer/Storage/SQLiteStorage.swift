@@ -20,14 +20,21 @@ package final class SQLiteStorage: ServerStorage {
 
     /// Opens (creating if needed) the database file.
     /// - Parameter path: The SQLite file.
-    /// - Throws: GRDB's error when the file cannot be opened.
+    /// - Throws: ``ServerStartError`` `databaseUnavailable` when the file cannot be opened or created.
     package init(path: String) throws {
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(30)
         configuration.allowsUnsafeTransactions = true
         configuration.label = "share-recovery-server"
-        pool = try DatabasePool(path: path, configuration: configuration)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch let error as DatabaseError {
+            throw ServerStartError(
+                .databaseUnavailable,
+                "cannot open or create the SQLite database \(path) (SQLite: \(error.message ?? "error \(error.resultCode.rawValue)")): "
+                    + "check that its directory exists and that this user may write to it")
+        }
     }
 
     package func migrate() async throws {

@@ -8,7 +8,9 @@ enum Files {
     static let maximumSize = 16 * 1024 * 1024
 
     static func read(_ path: String) throws -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError.file("cannot read \(path)") }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CLIError.file("cannot read \(path): there is no such file, or this user may not read it")
+        }
         defer { try? handle.close() }
         let data = try handle.read(upToCount: maximumSize + 1) ?? Data()
         guard data.count <= maximumSize else { throw CLIError.file("\(path) is larger than \(maximumSize) bytes") }

@@ -1,0 +1,37 @@
+/// What to do about a failure, by its stable code: the `hint:` line the CLI prints under the
+/// `error:` line. The error says what happened (the library's words); the hint says what to do
+/// with this tool's options. docs/newcomer-errors.md shows both for the common mistakes, and
+/// NewcomerErrorTests holds the two to the same text.
+enum ErrorHints {
+    static func hint(for code: String) -> String? { hints[code] }
+
+    private static let hints: [String: String] = [
+        "authenticationFailed":
+            "the secret does not open this cipherText, or the cipherText was changed: check that --secret-file holds exactly this backup's password or key (one trailing newline is ignored). Nothing was changed.",
+        "fileError":
+            "options ending in -file (and --share, --cipher-text, --custodian-key, …) take the path of a file, never the value itself: put a secret in a file first, e.g. printf '%s' 'my password' > password.txt; chmod 600 password.txt",
+        "inconsistentShares":
+            "a custodian share of this backup was found but cannot be used; if a reason says unsealFailed, --custodian-key is not the key this backup was sealed to: give the custodian.key beside the custodian.pub that `backup` used.",
+        "noMatchingShare":
+            "no custodian share belongs to this backup (another wallet, another method, or an older backup): give the custodian-backup-shares.json that the same `backup` wrote beside this cipherText.",
+        "sourceFailure":
+            "the server did not answer: check that it is running (share-recovery serve) and that --server is its URL, e.g. http://127.0.0.1:8080.",
+        "invalidKdfParameters":
+            "use --kdf-ops 1…16 and --kdf-mem-kib 8…1048576 (KiB); the defaults, 3 and 65536, are the recommended strength, lower them only for tests.",
+        "wrongPasscode":
+            "the passcode file does not hold this store's passcode (one trailing newline is ignored); wrong tries count toward a lockout, see `share-recovery store status`.",
+        "lockedOut":
+            "too many wrong passcodes: the store refuses tries until the time shown by `share-recovery store status`.",
+        "invalidKeyMaterial":
+            "passkey, iCloud, googleDrive and cloudKey take 32 bytes of key material, a file of 32 raw bytes or 64 hex digits (e.g. head -c 32 /dev/urandom > cloud.key); a custodian key file holds 64 hex digits.",
+        "malformedRecord":
+            "--share and --signing-share take a share JSON file (share-<i>.json from keygen or recover), not a cipherText or another file.",
+        "malformedCipherText":
+            "--cipher-text takes the cipherText file that backup or encrypt wrote: one line of base64.",
+        "unauthorized":
+            "the token is missing, expired or not from this server: get a new one with `otp start` and `otp verify`.",
+        "forbidden":
+            "the token is of another purpose or user: get one of the purpose this command's help names (otp start --purpose …).",
+        "rateLimited": "too many attempts in a short time: wait, then try again.",
+    ]
+}
