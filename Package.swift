@@ -48,6 +48,9 @@ let package = Package(
         .target(name: "ShareCrypto", dependencies: ["CSodium", "CSecp256k1", "CLibcrypto"]),
         // Formats (FORMATS.md §2–§9), resharing, selection, orchestration. No NIO.
         .target(name: "ShareRecovery", dependencies: ["ShareCrypto"]),
+        // The published test vectors (FORMATS.md §9): generation and verification, for the CLI's
+        // `vectors` command and the tests; not part of the library a wallet service links.
+        .target(name: "ShareRecoveryVectors", dependencies: ["ShareRecovery", "ShareCrypto"]),
         // SLIP-39 paper recovery kits.
         .target(name: "RecoveryKit", dependencies: ["ShareCrypto", "ShareRecovery"]),
         // Network sources and the HTTP custodian client (AsyncHTTPClient): NIO stays out of ShareRecovery.
@@ -81,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "share-recovery",
             dependencies: [
-                "ShareRecovery", "RecoveryKit", "ShareCrypto", "ShareRecoveryHTTP", "ShareRecoveryServer",
+                "ShareRecovery", "RecoveryKit", "ShareCrypto", "ShareRecoveryHTTP", "ShareRecoveryServer", "ShareRecoveryVectors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -106,7 +109,7 @@ let package = Package(
         .testTarget(name: "ShareCryptoTests", dependencies: ["ShareCrypto"], resources: [.copy("Vectors")]),
         .testTarget(
             name: "ShareRecoveryTests",
-            dependencies: ["ShareRecovery", "ShareCrypto", "share-store-harness"],
+            dependencies: ["ShareRecovery", "ShareCrypto", "ShareRecoveryVectors", "share-store-harness"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(

@@ -2,6 +2,7 @@ import ShareCrypto
 import Testing
 
 @testable import ShareRecovery
+@testable import ShareRecoveryVectors
 
 /// The classes of docs/bad-inputs.md that no other test covered directly: each input is built from a
 /// valid one by the smallest change that makes it bad, and must fail with its own typed code.

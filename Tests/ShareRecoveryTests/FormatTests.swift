@@ -2,6 +2,7 @@ import ShareCrypto
 import Testing
 
 @testable import ShareRecovery
+@testable import ShareRecoveryVectors
 
 /// The text encodings every format relies on: strict base64 (§5, §6), strict JSON (§4, §6, §9),
 /// and §6's timestamps.

@@ -3,6 +3,7 @@ import FoundationEssentials
 #endif
 import Foundation
 import ShareRecovery
+import ShareRecoveryVectors
 import Testing
 
 /// The published vectors (FORMATS.md §9): a copy of the repository's `Vectors/` ships as a test

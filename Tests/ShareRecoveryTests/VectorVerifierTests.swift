@@ -6,6 +6,7 @@ import ShareCrypto
 import Testing
 
 @testable import ShareRecovery
+@testable import ShareRecoveryVectors
 
 /// The verifier is not vacuous: a published file with one expectation changed fails, on that case
 /// and only that case.

@@ -43,7 +43,7 @@ public struct BackupSecret: Sendable, CustomStringConvertible {
 
 extension BackupSecret {
     /// Derives the 32-byte cipherText key for an envelope's parameters.
-    func deriveKey(method: BackupMethod, parameters: KDFParameters) throws(ShareRecoveryError) -> SecureBytes {
+    package func deriveKey(method: BackupMethod, parameters: KDFParameters) throws(ShareRecoveryError) -> SecureBytes {
         switch (storage, parameters) {
         case (.text(let password), .argon2id13(let argon, let salt)):
             guard password.count > 0 else { throw ShareRecoveryError(.emptySecret, "the \(method) is empty") }

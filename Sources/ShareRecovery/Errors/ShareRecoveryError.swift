@@ -164,7 +164,7 @@ extension ShareRecoveryError {
 
 /// Runs `body`, turning crypto-layer errors into ``ShareRecoveryError``.
 @inline(__always)
-func mappingCryptoErrors<R>(_ body: () throws -> R) throws(ShareRecoveryError) -> R {
+package func mappingCryptoErrors<R>(_ body: () throws -> R) throws(ShareRecoveryError) -> R {
     do {
         return try body()
     } catch let error as ShareCryptoError {

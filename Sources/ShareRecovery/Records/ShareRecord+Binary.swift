@@ -6,7 +6,7 @@ extension ShareRecord {
     /// The only version this implementation reads and writes.
     public static let version: UInt8 = 1
     /// Bytes before the walletId.
-    static let fixedHeaderCount = 31
+    package static let fixedHeaderCount = 31
 
     /// Parses and validates the binary form (FORMATS.md §4). Checks run shape first, then values:
     /// magic and minimum length, version, field ranges, exact length, walletId UTF-8, scalar, points, x_i·G.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ShareRecovery
+import ShareRecoveryVectors
 
 /// `vectors verify|generate`: our published test vectors.
 struct VectorsCommand: ParsableCommand {

@@ -1,4 +1,5 @@
 import ShareCrypto
+import ShareRecovery
 
 /// `custodian-share.json`: the custodian backup share of §6.
 enum CustodianShareVectors: VectorKind {

@@ -1,4 +1,5 @@
 import ShareCrypto
+import ShareRecovery
 
 /// `resharing.json`: backup creation and recovery as §3 resharing, with every polynomial explicit.
 enum ResharingVectors: VectorKind {

@@ -1,4 +1,5 @@
 import ShareCrypto
+import ShareRecovery
 
 /// `ciphertext.json`: the encrypted user backup share of §5.
 enum CipherTextVectors: VectorKind {

@@ -1,4 +1,5 @@
 import ShareCrypto
+import ShareRecovery
 
 /// Something wrong with a vector case itself, or an expected output that differs from what this
 /// implementation computes. Distinct from ``ShareRecoveryError``, which is the implementation's verdict.

@@ -3,6 +3,7 @@ import FoundationEssentials
 #endif
 import Foundation
 import ShareCrypto
+import ShareRecovery
 
 /// The published test vectors of FORMATS.md §9 (`Vectors/` at the repository root): generation
 /// from a seed, and verification by recomputing every case.

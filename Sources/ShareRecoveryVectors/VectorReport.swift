@@ -1,3 +1,6 @@
+// The report's JSON form is a public JSONValue of ShareRecovery.
+public import ShareRecovery
+
 /// What ``VectorSuite/verify(directory:)`` found: per file, how many cases ran and passed, and why
 /// each failure failed.
 public struct VectorReport: Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import ShareCrypto
+import ShareRecovery
 
 /// `share-record.json`: the binary record and the JSON form of §4.
 enum ShareRecordVectors: VectorKind {

@@ -1,4 +1,5 @@
 import ShareCrypto
+import ShareRecovery
 
 /// `selection.json`: choosing the custodian shares that complete a user backup share (§7).
 enum SelectionVectors: VectorKind {
