@@ -106,14 +106,17 @@ let package = Package(
         // A child process for the crash tests: stores generations until it is killed.
         .executableTarget(name: "share-store-harness", dependencies: ["ShareRecovery"], path: "Tests/Harness/ShareStoreHarness"),
 
-        .testTarget(name: "ShareCryptoTests", dependencies: ["ShareCrypto"], resources: [.copy("Vectors")]),
+        // Helpers every test target may share (vector files and their formats); linked into tests only.
+        .target(name: "TestSupport", dependencies: ["ShareCrypto"], path: "Tests/TestSupport"),
+        .testTarget(name: "ShareCryptoTests", dependencies: ["ShareCrypto", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(
             name: "ShareRecoveryTests",
             dependencies: ["ShareRecovery", "ShareCrypto", "ShareRecoveryVectors", "share-store-harness"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(
-            name: "RecoveryKitTests", dependencies: ["RecoveryKit", "ShareCrypto", "ShareRecovery"], resources: [.copy("Vectors")]),
+            name: "RecoveryKitTests", dependencies: ["RecoveryKit", "ShareCrypto", "ShareRecovery", "TestSupport"],
+            resources: [.copy("Vectors")]),
         .testTarget(name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto", "share-recovery", "recovery-bench"]),
         .testTarget(
             name: "ShareRecoveryHTTPTests",

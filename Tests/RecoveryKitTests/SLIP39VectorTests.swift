@@ -1,6 +1,7 @@
 import Foundation
 @testable import RecoveryKit
 import ShareCrypto
+import TestSupport
 import Testing
 
 @Suite("SLIP-39 official vectors")

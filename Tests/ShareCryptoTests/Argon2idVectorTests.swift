@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 /// `libsodium-tests/pwhash_argon2id_tv.extracted.json`: libsodium's own `crypto_pwhash` Argon2id13 known answers.

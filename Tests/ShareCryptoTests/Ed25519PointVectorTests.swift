@@ -1,5 +1,6 @@
 import Foundation
 import ShareCrypto
+import TestSupport
 import Testing
 
 /// `libsodium-tests/ed25519_point_constants.extracted.json`: constants of libsodium's core_ed25519 test with the

@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 /// `frost/rfc9591-poc/frost-*.json` (RFC 9591 Appendix E): only the key-generation inputs are used.

@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 /// `wycheproof/testvectors_v1/hkdf_sha256_test.json` (HkdfTest).

@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 /// The malformed-input classes of `shared/vectors/README.md`, each rejected with its typed error.

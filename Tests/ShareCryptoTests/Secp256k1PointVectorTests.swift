@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 /// `wycheproof/derived/secp256k1_sec1_points.json`: Wycheproof's secp256k1 ECDH public keys as raw SEC1 bytes,

@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 /// `wycheproof/testvectors_v1/x25519_test.json` (XdhComp).

@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 /// `wycheproof/testvectors_v1/xchacha20_poly1305_test.json` (AeadTest).

@@ -1,28 +1,11 @@
 import Foundation
 import ShareCrypto
+import TestSupport
 import Testing
 
-/// Loader for external vectors under `Vectors/<source>/` (copied unmodified from `shared/vectors`).
-enum VectorFile {
-    /// Decodes one JSON vector file.
-    /// - Parameters:
-    ///   - relativePath: The path below `Vectors/`, e.g. `slip39/vectors.json`.
-    ///   - type: The file's own `Decodable` shape.
-    static func load<T: Decodable>(_ relativePath: String, as type: T.Type) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(contentsOf: url(relativePath)))
-    }
-
-    /// A non-JSON companion file, as UTF-8 text.
-    /// - Parameter relativePath: The path below `Vectors/`.
-    static func text(_ relativePath: String) throws -> String {
-        try String(decoding: Data(contentsOf: url(relativePath)), as: UTF8.self)
-    }
-
-    private static func url(_ relativePath: String) throws -> URL {
-        let root = try #require(
-            Bundle.module.url(forResource: "Vectors", withExtension: nil), "the Vectors resource folder is missing")
-        return root.appendingPathComponent(relativePath)
-    }
+/// This target's external vectors under `Vectors/<source>/` (TestSupport reads them).
+enum VectorFile: BundledVectors {
+    static var bundle: Bundle { .module }
 }
 
 /// One entry of python-shamir-mnemonic's `vectors.json`: `[description, mnemonics, master secret hex, xprv]`.
