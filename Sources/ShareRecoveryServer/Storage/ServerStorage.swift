@@ -113,3 +113,16 @@ package func lockNumber(_ key: String) -> Int64 {
     }
     return Int64(bitPattern: hash)
 }
+
+extension ServerStorage {
+    /// Locks the selected row until the transaction ends on PostgreSQL; SQLite's `BEGIN IMMEDIATE`
+    /// already holds the whole database. Shared by the storage files of every concern.
+    var forUpdate: String { dialect == .postgres ? " FOR UPDATE" : "" }
+}
+
+/// Outcome of a single-use write (a cipherText write, a session confirm): shared by those storage files.
+enum SingleUseWrite: Sendable, Equatable {
+    case done
+    case notFound
+    case tokenSpent
+}

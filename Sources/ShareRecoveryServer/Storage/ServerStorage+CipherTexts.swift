@@ -1,0 +1,64 @@
+import ShareCrypto
+import ShareRecovery
+
+/// The integrator API's cipherTexts, one per user and method.
+extension ServerStorage {
+    /// Stores a cipherText, spending the token in the same transaction.
+    func putCipherText(_ text: String, userId: String, method: BackupMethod, token: Token, now: Int64) async throws
+        -> SingleUseWrite
+    {
+        try await transaction { transaction in
+            guard try await Self.spend(token, in: transaction) else { return .tokenSpent }
+            try await transaction.query(
+                """
+                INSERT INTO cipher_texts (user_id, method, cipher_text, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (user_id, method) DO UPDATE SET cipher_text = excluded.cipher_text, updated_at = excluded.updated_at
+                """,
+                .text(userId), .text(method.name), .text(text), .integer(now))
+            return .done
+        }
+    }
+
+    func cipherText(userId: String, method: BackupMethod) async throws -> String? {
+        try await read { transaction in
+            try await transaction.query(
+                "SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId),
+                .text(method.name)
+            ).first?.text("cipher_text")
+        }
+    }
+
+    /// Deletes a cipherText, spending the token only when there was one to delete.
+    func deleteCipherText(userId: String, method: BackupMethod, token: Token) async throws -> SingleUseWrite {
+        let forUpdate = self.forUpdate
+        return try await transaction { transaction in
+            let spent = try await transaction.query(
+                "SELECT token_id FROM spent_tokens WHERE token_id = ?", .text(token.id))
+            guard spent.isEmpty else { return .tokenSpent }
+            let existing = try await transaction.query(
+                "SELECT user_id FROM cipher_texts WHERE user_id = ? AND method = ?\(forUpdate)", .text(userId),
+                .text(method.name))
+            guard !existing.isEmpty else { return .notFound }
+            guard try await Self.spend(token, in: transaction) else { return .tokenSpent }
+            try await transaction.query(
+                "DELETE FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId), .text(method.name))
+            return .done
+        }
+    }
+
+    func storedMethods(userId: String) async throws -> [BackupMethod] {
+        try await read { transaction in
+            try await transaction.query("SELECT method FROM cipher_texts WHERE user_id = ?", .text(userId))
+                .compactMap { BackupMethod(name: try $0.text("method")) }
+                .sorted { $0.rawValue < $1.rawValue }
+        }
+    }
+
+    /// Records a single-use token as spent; `false` when it already was (also across servers).
+    private static func spend(_ token: Token, in transaction: any SQLTransaction) async throws -> Bool {
+        let inserted = try await transaction.query(
+            "INSERT INTO spent_tokens (token_id, expires_at) VALUES (?, ?) ON CONFLICT (token_id) DO NOTHING RETURNING token_id",
+            .text(token.id), .integer(token.expiresAt))
+        return !inserted.isEmpty
+    }
+}

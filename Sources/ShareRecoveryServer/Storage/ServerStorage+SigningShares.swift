@@ -1,0 +1,45 @@
+import ShareCrypto
+import ShareRecovery
+
+/// The custodian's signing share, sealed for its row.
+struct SealedSigningShare: Sendable {
+    let partyIndex: Int
+    let setId: String
+    let generation: UInt32
+    let sealedRecord: [UInt8]
+}
+
+/// The custodian's signing shares per client, sealed under the master key.
+extension ServerStorage {
+    /// Adds or replaces one party's signing share; a share of another set first drops the old set.
+    func registerSigningShare(clientId: String, share: SealedSigningShare) async throws {
+        try await transaction { transaction in
+            try await transaction.lock("signing shares \(clientId)")
+            try await transaction.query(
+                "DELETE FROM signing_shares WHERE client_id = ? AND set_id <> ?", .text(clientId), .text(share.setId))
+            try await transaction.query(
+                """
+                INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (client_id, party_index)
+                DO UPDATE SET set_id = excluded.set_id, generation = excluded.generation, sealed_record = excluded.sealed_record
+                """,
+                .text(clientId), .integer(Int64(share.partyIndex)), .text(share.setId),
+                .integer(Int64(share.generation)),
+                .blob(share.sealedRecord))
+        }
+    }
+
+    func signingShares(clientId: String) async throws -> [SealedSigningShare] {
+        try await read { transaction in
+            try await transaction.query(
+                "SELECT party_index, set_id, generation, sealed_record FROM signing_shares WHERE client_id = ? ORDER BY party_index",
+                .text(clientId)
+            ).map { row in
+                SealedSigningShare(
+                    partyIndex: Int(try row.integer("party_index")), setId: try row.text("set_id"),
+                    generation: UInt32(truncatingIfNeeded: try row.integer("generation")),
+                    sealedRecord: try row.blob("sealed_record"))
+            }
+        }
+    }
+}
