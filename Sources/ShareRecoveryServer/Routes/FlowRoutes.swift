@@ -6,6 +6,14 @@ import ShareRecovery
 
 /// OTP recovery flows: a six-digit code goes out through the ``OTPSender``; verifying it issues a token.
 extension ServerRoutes {
+    /// Mounted at `/recovery/flows`.
+    var flowRoutes: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        routes.post { request, context in try await createFlow(request, context) }
+        routes.post(":flowId/verify") { request, context in try await verifyFlow(request, context) }
+        return routes
+    }
+
     /// `POST /recovery/flows` `{"identifier", "purpose"?}` → 201 `{"flowId", "expiresAt"}`.
     func createFlow(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let body = try await RequestReading.jsonObject(request, limit: limit)

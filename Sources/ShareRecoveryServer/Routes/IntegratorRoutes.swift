@@ -3,6 +3,16 @@ import ShareRecovery
 
 /// Integrator backup API: cipherTexts per user and method.
 extension ServerRoutes {
+    /// Mounted at `/users`.
+    var integratorRoutes: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        routes.put(":userId/user-backup-share") { request, context in try await putCipherText(request, context) }
+        routes.get(":userId/user-backup-share") { request, context in try await getCipherText(request, context) }
+        routes.delete(":userId/user-backup-share") { request, context in try await deleteCipherText(request, context) }
+        routes.get(":userId/recovery-methods") { request, context in try await recoveryMethods(request, context) }
+        return routes
+    }
+
     /// `PUT /users/{userId}/user-backup-share?backupMethod=M` — single use of an `addOrUpdateRecovery` token.
     func putCipherText(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let userId = try RequestReading.pathParameter(context, "userId")

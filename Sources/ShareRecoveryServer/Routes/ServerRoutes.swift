@@ -9,36 +9,14 @@ struct ServerRoutes: Sendable {
     var limit: Int { state.configuration.maximumBodySize }
     var sessions: CustodianSessions { CustodianSessions(state: state) }
 
+    /// Mounts every feature's routes; each feature file declares its own (docs/openapi.yaml has them all).
     func register(on router: Router<ServerRequestContext>) {
         router.get("/health") { _, _ in JSONResponse.json(.object([("status", .string("ok"))])) }
-
-        router.put("/users/:userId/user-backup-share") { request, context in try await putCipherText(request, context) }
-        router.get("/users/:userId/user-backup-share") { request, context in try await getCipherText(request, context) }
-        router.delete("/users/:userId/user-backup-share") { request, context in
-            try await deleteCipherText(request, context)
-        }
-        router.get("/users/:userId/recovery-methods") { request, context in try await recoveryMethods(request, context)
-        }
-
-        router.post("/webhook/backup") { request, context in try await deliverBackupShare(request, context) }
-        router.post("/webhook/backup/fetch") { request, context in try await fetchBackupShares(request, context) }
-        router.post("/webhook/backup/delete") { request, context in try await deleteBackupShares(request, context) }
-
-        router.post("/recovery/flows") { request, context in try await createFlow(request, context) }
-        router.post("/recovery/flows/:flowId/verify") { request, context in try await verifyFlow(request, context) }
-
-        router.get("/custodian/key") { _, _ in
-            JSONResponse.json(.object([("publicKey", .string(Hex.encode(state.custodianKey.publicKey)))]))
-        }
-        router.post("/custodian/wallets") { request, context in try await registerWallet(request, context) }
-        router.post("/recovery/sessions") { request, context in try await openSession(request, context) }
-        router.post("/recovery/sessions/:sessionId/finish") { request, context in
-            try await finishSession(request, context)
-        }
-        router.post("/recovery/sessions/:sessionId/confirm") { request, context in
-            try await confirmSession(request, context)
-        }
-        router.delete("/recovery/sessions/:sessionId") { request, context in try await abortSession(request, context) }
+        router.addRoutes(integratorRoutes, atPath: "/users")
+        router.addRoutes(webhookRoutes, atPath: "/webhook")
+        router.addRoutes(flowRoutes, atPath: "/recovery/flows")
+        router.addRoutes(sessionRoutes, atPath: "/recovery/sessions")
+        router.addRoutes(custodianRoutes, atPath: "/custodian")
     }
 
     // MARK: Credentials

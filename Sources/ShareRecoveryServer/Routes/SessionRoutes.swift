@@ -4,6 +4,25 @@ import ShareRecovery
 
 /// Custodian resharing sessions (FORMATS.md §3) and the demo wallet registration.
 extension ServerRoutes {
+    /// Mounted at `/custodian`: the custodian's public key and wallet registration.
+    var custodianRoutes: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        let publicKey = Hex.encode(state.custodianKey.publicKey)
+        routes.get("key") { _, _ in JSONResponse.json(.object([("publicKey", .string(publicKey))])) }
+        routes.post("wallets") { request, context in try await registerWallet(request, context) }
+        return routes
+    }
+
+    /// Mounted at `/recovery/sessions`.
+    var sessionRoutes: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        routes.post { request, context in try await openSession(request, context) }
+        routes.post(":sessionId/finish") { request, context in try await finishSession(request, context) }
+        routes.post(":sessionId/confirm") { request, context in try await confirmSession(request, context) }
+        routes.delete(":sessionId") { request, context in try await abortSession(request, context) }
+        return routes
+    }
+
     /// `POST /custodian/wallets` `{"clientId", "sealedShare"}` → 204 (webhook secret): registers one of the
     /// custodian's signing shares after a client-side key generation.
     func registerWallet(_ request: Request, _ context: ServerRequestContext) async throws -> Response {

@@ -3,6 +3,15 @@ import ShareRecovery
 
 /// Custodian webhooks: the integrator's store of custodian backup shares (FORMATS.md §6).
 extension ServerRoutes {
+    /// Mounted at `/webhook`.
+    var webhookRoutes: RouteCollection<ServerRequestContext> {
+        let routes = RouteCollection(context: ServerRequestContext.self)
+        routes.post("backup") { request, context in try await deliverBackupShare(request, context) }
+        routes.post("backup/fetch") { request, context in try await fetchBackupShares(request, context) }
+        routes.post("backup/delete") { request, context in try await deleteBackupShares(request, context) }
+        return routes
+    }
+
     /// `POST /webhook/backup` `{"clientId", "backupShare"}` → 204.
     func deliverBackupShare(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         try requireWebhookSecret(request)
