@@ -68,7 +68,7 @@ struct HTTPEngineTests {
             #expect(custodianShare.setId == recovered.setId)
 
             #expect(
-                Set(setup.purposes.all) == [.addOrUpdateRecovery, .recover, .listRecoveryMethods],
+                Set(setup.purposes.all) == [.addOrUpdateRecovery, .recover],
                 "\(setup.purposes.all)")
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 import Testing
 
 @testable import ShareRecoveryServer

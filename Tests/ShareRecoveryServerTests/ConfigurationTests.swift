@@ -5,6 +5,7 @@ import Logging
 import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 import Testing
 
 @testable import ShareRecoveryServer

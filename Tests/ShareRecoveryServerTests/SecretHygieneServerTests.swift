@@ -56,7 +56,7 @@ struct SecretHygieneServerTests {
             try await client.register(signing[1])
             let base = world.servers[0].baseURL()
             let tokens: TokenProvider = { purpose in
-                try await world.token(for: clientId, purpose: purpose == .listRecoveryMethods ? "recover" : purpose.rawValue)
+                try await world.token(for: clientId, purpose: purpose.rawValue)
             }
             let transport = HTTPTransport(configuration: .init(timeout: .seconds(30)), logger: logger)
             let webhookSecret = SecureBytes(copying: Array(world.webhookSecret.utf8))

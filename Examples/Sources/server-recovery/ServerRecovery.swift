@@ -37,8 +37,7 @@ struct ServerRecovery {
             // purpose while it lasts: the server limits how many flows a user may start.
             let cache = TokenCache()
             let tokens: TokenProvider = { purpose in
-                // Listing accepts a token of any purpose; ask for a recover one.
-                let name = purpose == .listRecoveryMethods ? TokenPurpose.recover.rawValue : purpose.rawValue
+                let name = purpose.rawValue
                 return try await cache.token(for: name) {
                     let flowId = try await api.startFlow(identifier: userId, purpose: name)
                     let token = try await api.verifyFlow(flowId: flowId, code: try code(for: flowId, in: otpFile))

@@ -3,7 +3,7 @@ public import ShareRecovery
 /// Keeps cipherTexts through the integrator backup API, with a bearer token for each purpose:
 /// - `PUT {base}/users/{userId}/user-backup-share?backupMethod=M` `{"cipherText"}` → 204 (``TokenPurpose/addOrUpdateRecovery``)
 /// - `DELETE` of the same resource → 204, a 404 counting as done (``TokenPurpose/deleteRecovery``)
-/// - `GET {base}/users/{userId}/recovery-methods` → `{"methods": ["PASSWORD", …]}` (``TokenPurpose/listRecoveryMethods``)
+/// - `GET {base}/users/{userId}/recovery-methods` → `{"methods": ["PASSWORD", …]}` (a token of any purpose; asked for as ``TokenPurpose/recover``)
 ///
 /// Errors are those of ``HTTPTransport``. Write tokens are single-use on the server, so a write
 /// retried after a lost answer may be refused (`requestRejected`) although the first one landed.
@@ -59,7 +59,9 @@ public struct HTTPCipherTextStore: CipherTextStore, CustomStringConvertible {
     public func storedMethods(userId: String) async throws -> [BackupMethod] {
         let call = try await api.call(
             .get, url: try api.methodsURL(userId: userId), operation: IntegratorAPI.methodsOperation,
-            purpose: .listRecoveryMethods, tokenProvider: tokenProvider)
+            // The server accepts a token of any purpose for the user here; a provider asked for `recover`
+            // may hand back whichever unexpired token of this user it holds.
+            purpose: .recover, tokenProvider: tokenProvider)
         let reply = try await api.transport.send(call)
         let names = try JSONBody.object(reply, required: ["methods"], operation: call.operation).stringArray("methods")
         var methods: [BackupMethod] = []

@@ -1,18 +1,16 @@
 import ShareCrypto
 import ShareRecovery
 
-/// Why a bearer token is asked for: the server issues tokens for one purpose each (the API's
-/// `/recovery/flows` with `purpose`), and write tokens are single-use.
+/// What a token allows: the reference server issues each token for one purpose (the API's
+/// `/recovery/flows` with `purpose`), and write tokens are single-use. The one definition, shared by
+/// the server (which issues and checks tokens) and its clients (which ask a ``TokenProvider`` for them).
 public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// Reading a cipherText, and custodian sessions of purpose recovery.
+    /// Reading a cipherText, listing recovery methods, and custodian sessions of purpose recovery.
     case recover
-    /// Storing a cipherText, and custodian sessions of purpose backup.
+    /// Storing a cipherText (single use), and custodian sessions of purpose backup.
     case addOrUpdateRecovery
-    /// Deleting a cipherText.
+    /// Deleting a cipherText (single use).
     case deleteRecovery
-    /// Listing a user's recovery methods: the server accepts a token of any purpose for the user,
-    /// so a provider may return whichever unexpired token it holds.
-    case listRecoveryMethods
 
     /// The purpose's name.
     public var description: String { rawValue }

@@ -1,15 +1,6 @@
 import ShareCrypto
 import ShareRecovery
-
-/// What a token allows (the purpose of the OTP flow that issued it).
-enum TokenPurpose: String, Sendable, CaseIterable {
-    /// Read a cipherText; run a recovery session.
-    case recover
-    /// Store a cipherText (single use); run a backup session.
-    case addOrUpdateRecovery
-    /// Delete a cipherText (single use).
-    case deleteRecovery
-}
+import ShareRecoveryHTTP
 
 /// A verified token's claims.
 struct Token: Sendable {

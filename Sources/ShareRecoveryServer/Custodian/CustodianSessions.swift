@@ -1,6 +1,7 @@
 import HTTPTypes
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// The custodian role of FORMATS.md §3 behind `/recovery/sessions`: the same steps as ``LocalCustodian``,
 /// with every step's state in the database (secrets sealed under the master key) so any server process can

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// OTP recovery flows: a six-digit code goes out through the ``OTPSender``; verifying it issues a token.
 extension ServerRoutes {

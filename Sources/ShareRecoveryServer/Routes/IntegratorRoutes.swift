@@ -1,5 +1,6 @@
 import Hummingbird
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// Integrator backup API: cipherTexts per user and method.
 extension ServerRoutes {

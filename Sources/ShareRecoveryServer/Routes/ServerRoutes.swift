@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// The routes of `/tmp`'s API contract (docs/openapi.yaml), over one ``ServerState``.
 struct ServerRoutes: Sendable {

@@ -1,6 +1,7 @@
 import Hummingbird
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// Custodian resharing sessions (FORMATS.md §3) and the demo wallet registration.
 extension ServerRoutes {

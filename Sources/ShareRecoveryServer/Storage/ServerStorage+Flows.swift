@@ -1,5 +1,6 @@
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// An OTP flow row.
 struct FlowRecord: Sendable {

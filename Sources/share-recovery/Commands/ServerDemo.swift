@@ -124,7 +124,7 @@ final class DemoAPI: Sendable {
 
     /// An OTP flow for the purpose: create it, read the code from the file sender, verify it.
     func token(userId: String, purpose: TokenPurpose) async throws -> String {
-        let serverPurpose = purpose == .listRecoveryMethods ? "recover" : purpose.rawValue
+        let serverPurpose = purpose.rawValue
         let flowId = try await client.startFlow(identifier: userId, purpose: serverPurpose)
         let code = try FileOTPSender(path: otpFile).code(flowId: flowId)
         let token = try await client.verifyFlow(flowId: flowId, code: code)
