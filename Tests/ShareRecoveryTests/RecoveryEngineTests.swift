@@ -66,6 +66,22 @@ struct RecoveryEngineTests {
         #expect(again.publicKey == world.signing[0].publicKey)
     }
 
+    /// A backup of a backup share is the caller's mistake: `invalidParameters`, the reference server's answer
+    /// too; a signing share of a set the custodian does not hold is `noMatchingShare`.
+    @Test func backupOfANonSigningShareIsInvalidParameters() async throws {
+        let world = try await World(seed: "non-signing-backup")
+        let backupSet = try Resharing.reshare(
+            world.signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
+            using: DeterministicRandom(seed: Array("backup-set".utf8)))
+        let wrongKind = ResharingSessionRequest(clientId: "user-1", purpose: .backup(.password), clientShare: backupSet[0])
+        await #expect(throws: ShareRecoveryError(.invalidParameters, "")) { try await world.custodian.openSession(wrongKind) }
+
+        let otherWallet = try KeyGeneration.generate(
+            curve: .secp256k1, walletId: "w-2", using: DeterministicRandom(seed: Array("other".utf8)))
+        let unknownSet = ResharingSessionRequest(clientId: "user-1", purpose: .backup(.password), clientShare: otherWallet[0])
+        await #expect(throws: ShareRecoveryError(.noMatchingShare, "")) { try await world.custodian.openSession(unknownSet) }
+    }
+
     @Test func twoOfThree() async throws {
         let world = try await World(curve: .ed25519, threshold: 2, parties: 3, seed: "2of3")
         try await world.engine.backup(method: .passkey, secret: .keyMaterial(SecureBytes(zeros: 32)))

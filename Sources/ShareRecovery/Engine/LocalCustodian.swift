@@ -46,9 +46,14 @@ public actor LocalCustodian: Custodian {
         let newGeneration: UInt32
         switch request.purpose {
         case .backup:
+            // The caller's mistake, not missing custodian data: invalidParameters, as the reference server answers.
+            guard client.kind == .signing else {
+                throw ShareRecoveryError(
+                    .invalidParameters, "a backup reshares a signing share; clientShare is a \(client.kind) share")
+            }
             let own = (signingShares[request.clientId] ?? []).filter { $0.isSameSet(as: client) && $0.partyIndex != client.partyIndex }
             dealers = Array(own.sorted { $0.partyIndex < $1.partyIndex }.prefix(client.threshold - 1))
-            guard client.kind == .signing, dealers.count == client.threshold - 1 else {
+            guard dealers.count == client.threshold - 1 else {
                 throw ShareRecoveryError(.noMatchingShare, "the custodian holds no signing share of this set")
             }
             newKind = .backup
