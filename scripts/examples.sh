@@ -6,16 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-# The same flags as `make test`, so the root's modules built there are reused, not recompiled.
-export SHARE_RECOVERY_WERROR=1
-# The examples build in the root's .build and reuse everything `make test` compiled there (9 s
-# instead of 184 s cold in a .build-examples of their own). Two root packages in one scratch path
-# need --disable-build-manifest-caching: with the cached plan, SwiftPM reuses the other package's
-# plan and builds nothing ("No target named 'password-recovery…' in build description"). The root
-# build after it plans again, so .build is left with the root's own plan.
-scratch="$root/.build"
-swift build --package-path Examples --scratch-path "$scratch" --disable-build-manifest-caching
-swift build --product share-recovery --disable-build-manifest-caching
+# Its own scratch path: the examples are another root package, so sharing .build would make each
+# build invalidate the other's products.
+scratch="$root/.build-examples"
+swift build --package-path Examples --scratch-path "$scratch"
+swift build --product share-recovery
 
 echo "examples.sh: password-recovery" >&2
 "$scratch/debug/password-recovery"
