@@ -1,4 +1,6 @@
 #ifndef CSECP256K1_SHIM_H
 #define CSECP256K1_SHIM_H
 #include <secp256k1.h>
+#include <secp256k1_extrakeys.h>
+#include <secp256k1_schnorrsig.h>
 #endif

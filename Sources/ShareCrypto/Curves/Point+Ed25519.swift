@@ -30,16 +30,31 @@ extension Point {
     }
 
     static func ed25519Sum(_ points: [Point]) throws -> Point {
+        guard let sum = ed25519SumAllowingIdentity(points) else {
+            throw ShareCryptoError(.invalidPoint, "the sum is the identity")
+        }
+        return sum
+    }
+
+    /// −(x, y) = (−x, y): flip the sign bit. Valid points have x ≠ 0 (only the identity and the
+    /// excluded order-2 point do not), so the result is canonical and of prime order.
+    func ed25519Negated() -> Point {
+        var bytes = rawRepresentation
+        bytes[31] ^= 0x80
+        return Point(curve: .ed25519, rawRepresentation: bytes, parsed: [])
+    }
+
+    /// The sum of one or more valid points; `nil` when it is the identity.
+    static func ed25519SumAllowingIdentity(_ points: [Point]) -> Point? {
         var sum = points[0].rawRepresentation
         var next = [UInt8](repeating: 0, count: 32)
         for point in points.dropFirst() {
-            guard crypto_core_ed25519_add(&next, sum, point.rawRepresentation) == 0 else {
-                throw ShareCryptoError(.invalidPoint, "ed25519 addition failed")
-            }
+            // Fails only on undecodable input; a running sum of valid points (even the identity) decodes.
+            guard crypto_core_ed25519_add(&next, sum, point.rawRepresentation) == 0 else { return nil }
             swap(&sum, &next)
         }
         // A sum of prime-order points stays in the subgroup, so only the identity needs ruling out.
-        guard sum != identityEncoding else { throw ShareCryptoError(.invalidPoint, "the sum is the identity") }
+        guard sum != identityEncoding else { return nil }
         return Point(curve: .ed25519, rawRepresentation: sum, parsed: [])
     }
 }

@@ -50,15 +50,37 @@ extension Point {
     }
 
     static func secp256k1Sum(_ points: [Point]) throws -> Point {
+        guard let sum = secp256k1SumAllowingIdentity(points) else {
+            throw ShareCryptoError(.invalidPoint, "the sum is the identity")
+        }
+        return sum
+    }
+
+    /// The sum of one or more points; `nil` when it is the identity (the only way combine fails on valid keys).
+    static func secp256k1SumAllowingIdentity(_ points: [Point]) -> Point? {
         // One combine call normalises once for the whole sum.
         let keys = UnsafeMutableBufferPointer<secp256k1_pubkey>.allocate(capacity: points.count)
         defer { keys.deallocate() }
         for (slot, point) in points.enumerated() { keys[slot] = key(of: point) }
         var pointers: [UnsafePointer<secp256k1_pubkey>?] = (0..<points.count).map { UnsafePointer(keys.baseAddress! + $0) }
         var sum = secp256k1_pubkey()
-        let ok = secp256k1_ec_pubkey_combine(context, &sum, &pointers, pointers.count)
-        guard ok == 1 else { throw ShareCryptoError(.invalidPoint, "the sum is the identity") }
+        guard secp256k1_ec_pubkey_combine(context, &sum, &pointers, pointers.count) == 1 else { return nil }
         return wrap(sum)
+    }
+
+    func secp256k1Negated() -> Point {
+        var key = Point.key(of: self)
+        // Negation of a valid key cannot fail.
+        _ = secp256k1_ec_pubkey_negate(Point.context, &key)
+        return Point.wrap(key)
+    }
+
+    /// BIP-340 verification by libsecp256k1 (`secp256k1_schnorrsig_verify`), independent of this module's FROST code.
+    static func schnorrVerify(signature: [UInt8], message: [UInt8], xOnlyKey: [UInt8]) -> Bool {
+        guard signature.count == 64, xOnlyKey.count == 32 else { return false }
+        var key = secp256k1_xonly_pubkey()
+        guard secp256k1_xonly_pubkey_parse(context, &key, xOnlyKey) == 1 else { return false }
+        return message.withUnsafeBytes { m in secp256k1_schnorrsig_verify(context, signature, m.u8, m.count, &key) == 1 }
     }
 
     private static func key(of point: Point) -> secp256k1_pubkey {

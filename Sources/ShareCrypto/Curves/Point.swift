@@ -104,6 +104,48 @@ public struct Point: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// `−self`: never the identity, since `self` is not.
+    public var negated: Point {
+        switch curve {
+        case .secp256k1: secp256k1Negated()
+        case .ed25519: ed25519Negated()
+        }
+    }
+
+    /// `lhs − rhs`.
+    /// - Throws: ``ShareCryptoError/Code/invalidPoint`` when the difference is the identity (`lhs == rhs`).
+    public static func - (lhs: Point, rhs: Point) throws -> Point {
+        try sum([lhs, rhs.negated])
+    }
+
+    /// The sum of zero or more points, `nil` standing for the identity: for protocol steps whose
+    /// intermediate sums may be the identity (an aggregate nonce half) and are checked later.
+    /// - Parameter points: Points of one curve; `nil` entries are identities.
+    /// - Returns: The sum, or `nil` when it is the identity.
+    public static func sumAllowingIdentity(_ points: [Point?]) -> Point? {
+        let present = points.compactMap { $0 }
+        guard let first = present.first else { return nil }
+        precondition(present.allSatisfy { $0.curve == first.curve }, "points of two curves")
+        if present.count == 1 { return first }
+        switch first.curve {
+        case .secp256k1: return secp256k1SumAllowingIdentity(present)
+        case .ed25519: return ed25519SumAllowingIdentity(present)
+        }
+    }
+
+    /// `k·G`, `nil` (the identity) for k = 0.
+    /// - Parameter k: Any scalar.
+    public static func generatorTimesAllowingIdentity(_ k: Scalar) -> Point? {
+        // A canonical non-zero scalar always gives a point: prime-order group.
+        k.isZero ? nil : try? Point(generatorTimes: k)
+    }
+
+    /// `k·self`, `nil` (the identity) for k = 0; `self` has prime order, so no other k gives the identity.
+    /// - Parameter k: Any scalar of the same curve.
+    public func multipliedAllowingIdentity(by k: Scalar) -> Point? {
+        k.isZero ? nil : try? multiplied(by: k)
+    }
+
     /// `Σ c_k·P_k`; zero coefficients are skipped.
     /// - Throws: ``ShareCryptoError/Code/invalidPoint`` when the result is the identity.
     public static func linearCombination(_ terms: [(Scalar, Point)]) throws -> Point {

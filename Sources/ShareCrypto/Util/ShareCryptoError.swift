@@ -10,6 +10,8 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
             case invalidScalar, invalidPoint, invalidLength, authenticationFailed
             case invalidKdfParameters, invalidKeyMaterial, emptySecret, unsealFailed
             case invalidKey, invalidParameters, randomSourceFailure, backendFailure
+            case invalidShare, publicKeyMismatch, subShareCheckFailed, dkgProofFailed
+            case invalidSignatureShare, nonceReused
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -38,6 +40,18 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
         public static let randomSourceFailure = Code(.randomSourceFailure)
         /// The C backend failed in a way no input should cause (e.g. out of memory).
         public static let backendFailure = Code(.backendFailure)
+        /// A secret share does not match its public share: `x_i·G ≠ X_i` (FORMATS.md §2).
+        public static let invalidShare = Code(.invalidShare)
+        /// Key material that does not reproduce the group public key it claims (FORMATS.md §3 step 5, §11).
+        public static let publicKeyMismatch = Code(.publicKeyMismatch)
+        /// A received sub-share fails its Feldman check against the sender's commitments (FORMATS.md §10 step 3).
+        public static let subShareCheckFailed = Code(.subShareCheckFailed)
+        /// A DKG proof of knowledge does not verify (FORMATS.md §10 step 3).
+        public static let dkgProofFailed = Code(.dkgProofFailed)
+        /// A partial signature or a signer's nonce commitment does not verify (FORMATS.md §11).
+        public static let invalidSignatureShare = Code(.invalidSignatureShare)
+        /// A single-use signing nonce was asked to sign a second time (FORMATS.md §11).
+        public static let nonceReused = Code(.nonceReused)
 
         public var description: String { backing.rawValue }
     }
@@ -48,20 +62,27 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
     public let reason: String
     /// Where the error was raised, for diagnostics.
     public let location: String
+    /// The party index (FORMATS.md §1) whose contribution caused the error, when one is to blame.
+    public let party: Int?
 
     /// Creates an error.
     /// - Parameters:
     ///   - code: The stable code.
     ///   - reason: A human explanation without secret bytes.
+    ///   - party: The party index to blame, if any.
     ///   - file: Where it was raised (the caller's file, by default).
     ///   - line: Where it was raised (the caller's line, by default).
-    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
+    public init(_ code: Code, _ reason: String, party: Int? = nil, file: String = #fileID, line: Int = #line) {
         self.code = code
         self.reason = reason
+        self.party = party
         self.location = "\(file):\(line)"
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
 
-    public var description: String { "\(code): \(reason)" }
+    public var description: String {
+        if let party { return "\(code) (party \(party)): \(reason)" }
+        return "\(code): \(reason)"
+    }
 }
