@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "ShareCryptoTests", dependencies: ["ShareCrypto", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(
             name: "ShareRecoveryTests",
-            dependencies: ["ShareRecovery", "ShareCrypto", "ShareRecoveryVectors", "share-store-harness"],
+            dependencies: ["ShareRecovery", "ShareCrypto", "ShareRecoveryVectors", "TestSupport", "share-store-harness"],
             resources: [.copy("Vectors")]
         ),
         .testTarget(

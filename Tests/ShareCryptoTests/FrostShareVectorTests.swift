@@ -23,51 +23,6 @@ private struct RFC9591File: Decodable, Sendable {
     let inputs: Inputs
 }
 
-/// `frost/zcash-frost/<curve>/vectors_dkg.json`: three participants of a t = 2 DKG. Participant j deals
-/// f_j(z) = signing_key_j + coefficient_j·z with commitments vss_commitments_j; participant i's `signing_shares`
-/// holds what it received, keyed by sender: signing_shares[j] = f_j(i).
-private struct ZcashDKGFile: Decodable, Sendable {
-    struct Config: Decodable, Sendable {
-        let MAX_PARTICIPANTS: Int
-        let MIN_PARTICIPANTS: Int
-        let group: String
-    }
-    struct Participant: Decodable, Sendable {
-        let identifier: Int
-        /// f_j(0), the dealt secret.
-        let signing_key: HexBytes
-        /// The degree-1 coefficient of f_j.
-        let coefficient: HexBytes
-        let vss_commitments: [HexBytes]
-        /// Sender index (a decimal string) → f_sender(identifier).
-        let signing_shares: [String: HexBytes]
-        let verifying_share: HexBytes
-        let signing_share: HexBytes
-    }
-    struct Inputs: Decodable, Sendable {
-        let verifying_key: HexBytes
-        let participants: [Participant]
-
-        private struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { Int(stringValue) }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { self.stringValue = String(intValue) }
-        }
-
-        // Participants sit beside `verifying_key` (and `secret` on ed25519) under their decimal identifiers.
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: Key.self)
-            verifying_key = try container.decode(HexBytes.self, forKey: Key(stringValue: "verifying_key"))
-            participants = try container.allKeys.filter { $0.intValue != nil }
-                .map { try container.decode(Participant.self, forKey: $0) }
-                .sorted { $0.identifier < $1.identifier }
-        }
-    }
-    let config: Config
-    let inputs: Inputs
-}
-
 private func curve(named group: String) throws -> Curve {
     try #require(Curve(name: group.lowercased()), "unknown group \(group)")
 }

@@ -14,7 +14,7 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
             case unsupportedMethod, kdfMismatch, invalidKdfParameters, invalidKeyMaterial, emptySecret
             case invalidParameters, invalidScalar, invalidPoint, invalidShare, publicKeyMismatch
             case authenticationFailed, tamperedShare, unsealFailed, dealerCheckFailed, subShareCheckFailed
-            case noMatchingShare, inconsistentShares
+            case noMatchingShare, inconsistentShares, dkgProofFailed, invalidSignatureShare, nonceReused
             // Finer codes of this implementation.
             case notFound, cancelled, storageFailure, sourceFailure, malformedInput, invalidPasscode, passcodeMismatch, passcodeAlreadySet, passcodeNotSet, notAuthenticated, wrongPasscode, attemptTooSoon, lockedOut, storeCorrupted, requestRejected, unauthorized, forbidden, wrongCode, flowEnded, rateLimited, conflict, payloadTooLarge, internalError
         }
@@ -63,6 +63,12 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
         public static let noMatchingShare = Code(.noMatchingShare)
         /// Some custodian shares matched, but fewer than t−1 distinct valid ones (§7).
         public static let inconsistentShares = Code(.inconsistentShares)
+        /// A DKG party's proof of knowledge of its constant term does not verify (§10 step 3).
+        public static let dkgProofFailed = Code(.dkgProofFailed)
+        /// A signer's partial signature (or its nonce commitment) does not verify (§11).
+        public static let invalidSignatureShare = Code(.invalidSignatureShare)
+        /// A single-use signing nonce was asked to sign a second time (§11).
+        public static let nonceReused = Code(.nonceReused)
         /// A cipherText or share that a source does not have.
         public static let notFound = Code(.notFound)
         /// The task was cancelled.
@@ -130,11 +136,14 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
     public let reason: String
     /// Where the error was raised.
     public let location: String
+    /// The party index (FORMATS.md §1) to blame, where a protocol check names one (a DKG party, a signer).
+    public let party: Int?
 
     /// Creates an error.
-    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
+    public init(_ code: Code, _ reason: String, party: Int? = nil, file: String = #fileID, line: Int = #line) {
         self.code = code
         self.reason = reason
+        self.party = party
         self.location = "\(file):\(line)"
     }
 
@@ -156,9 +165,15 @@ extension ShareRecoveryError {
             case .emptySecret: .emptySecret
             case .unsealFailed: .unsealFailed
             case .invalidKey: .invalidKeyMaterial
+            case .invalidShare: .invalidShare
+            case .publicKeyMismatch: .publicKeyMismatch
+            case .subShareCheckFailed: .subShareCheckFailed
+            case .dkgProofFailed: .dkgProofFailed
+            case .invalidSignatureShare: .invalidSignatureShare
+            case .nonceReused: .nonceReused
             default: .invalidParameters
             }
-        self.init(code, error.reason, file: file, line: line)
+        self.init(code, error.reason, party: error.party, file: file, line: line)
     }
 }
 
