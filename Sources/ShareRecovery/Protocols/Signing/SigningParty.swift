@@ -1,0 +1,128 @@
+public import ShareCrypto
+
+/// One signer's role in FROST signing (FORMATS.md §11): round 1 commits to a fresh nonce pair,
+/// round 2 signs the agreed ``SigningPackage`` with it, once.
+///
+/// Like every protocol role here it takes messages and returns messages, and knows nothing of
+/// transport or storage. Its state between rounds is the ``FrostSigningNonce``: single use (a
+/// second signature with it throws `nonceReused`) and wiped after signing.
+public struct SigningParty: Sendable, CustomStringConvertible {
+    /// The signer's share, with its secret.
+    public let share: ShareRecord
+    /// The mode.
+    public let mode: SigningMode
+
+    /// A signer.
+    /// - Parameters:
+    ///   - share: A signing share with its secret.
+    ///   - mode: A mode of the share's curve.
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a share without secret, a backup
+    ///   share, or a mode of another curve.
+    public init(share: ShareRecord, mode: SigningMode) throws(ShareRecoveryError) {
+        guard share.secret != nil else {
+            throw ShareRecoveryError(.invalidParameters, "signing needs the share's secret; this record is a public description")
+        }
+        guard share.kind == .signing else {
+            throw ShareRecoveryError(.invalidParameters, "a backup share does not sign; recover a signing set from it first")
+        }
+        try mode.check(on: share.curve)
+        self.share = share
+        self.mode = mode
+    }
+
+    /// Round 1: a fresh single-use nonce pair from the system CSPRNG mixed with the share, as the
+    /// mode's standard says. Publish its ``FrostSigningNonce/commitment``; keep the nonce for round 2.
+    /// - Parameters:
+    ///   - message: The message, if known now (bip340 binds it into the nonce as defence in depth).
+    ///   - random: The random source.
+    public func commit(message: [UInt8]? = nil, using random: some RandomSource = SystemRandom()) -> FrostSigningNonce {
+        // A record with a secret always has a valid public share.
+        let secret = share.secret!
+        switch mode {
+        case .rfc9591:
+            return FrostRFC9591.generateNonce(share: secret, using: random)
+        case .bip340:
+            return FrostBIP340.generateNonce(
+                share: secret, publicShare: try? share.publicShare, groupKey: share.publicKey, message: message, extraInput: nil,
+                using: random)
+        }
+    }
+
+    /// Round 2: this signer's signature share over the package. Consumes the nonce.
+    /// - Parameters:
+    ///   - nonce: The nonce from ``commit(message:using:)`` whose commitment the package carries for this signer.
+    ///   - package: The agreed package.
+    /// - Returns: The signature share (a scalar; send its 32-byte encoding).
+    /// - Throws: ``ShareRecoveryError``: `nonceReused` for a nonce already used or discarded;
+    ///   `invalidParameters` when the share is not of the package's signing set (another set, or an
+    ///   older generation after a recovery), when the package lacks this signer or carries another
+    ///   commitment for it, or for another mode.
+    public func sign(nonce: FrostSigningNonce, package: SigningPackage) throws(ShareRecoveryError) -> Scalar {
+        guard share.isSameSet(as: package.signingSet) else {
+            throw ShareRecoveryError(
+                .invalidParameters,
+                "this share is of set \(share.setId) generation \(share.generation); the package signs for set \(package.signingSet.setId) generation \(package.signingSet.generation). A share of an older generation cannot sign.",
+                party: share.partyIndex)
+        }
+        guard package.mode == mode else {
+            throw ShareRecoveryError(.invalidParameters, "this signer signs in mode \(mode); the package is in mode \(package.mode)")
+        }
+        guard let commitment = package.commitments[share.partyIndex], commitment == nonce.commitment else {
+            throw ShareRecoveryError(
+                .invalidParameters, "the package carries no commitment, or another one, for party \(share.partyIndex)", party: share.partyIndex)
+        }
+        guard !nonce.isConsumed else {
+            throw ShareRecoveryError(.nonceReused, "this nonce already signed (or was discarded); start again from round 1", party: share.partyIndex)
+        }
+        let secret = share.secret!
+        let index = share.partyIndex
+        return try mappingCryptoErrors { () throws -> Scalar in
+            switch try package.session() {
+            case .rfc9591(let frostPackage, _, _):
+                return try FrostRFC9591.sign(nonce: nonce, share: secret, index: index, package: frostPackage)
+            case .bip340(let session):
+                return try FrostBIP340.sign(nonce: nonce, share: secret, index: index, session: session)
+            }
+        }
+    }
+
+    public var description: String { "SigningParty(party \(share.partyIndex), \(mode), share redacted)" }
+}
+
+/// All t signers in one process, through the same messages a network would carry (CLI `sign`, tests).
+public enum ThresholdSigning {
+    /// Signs with t or more shares of one signing set.
+    /// - Parameters:
+    ///   - shares: Signing shares of one set and generation, with secrets, distinct parties.
+    ///   - message: The message.
+    ///   - mode: The mode (default: the curve's).
+    ///   - random: The random source.
+    /// - Returns: The package (public key, signers) and the verified signature.
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for shares of different sets or
+    ///   generations (naming the odd one), duplicate parties or too few shares; errors of the roles.
+    public static func sign(
+        shares: [ShareRecord], message: [UInt8], mode: SigningMode? = nil, using random: some RandomSource = SystemRandom()
+    ) throws(ShareRecoveryError) -> (package: SigningPackage, signature: [UInt8]) {
+        guard let first = shares.first else { throw ShareRecoveryError(.invalidParameters, "signing needs the signers' shares") }
+        for share in shares.dropFirst() where !share.isSameSet(as: first) {
+            throw ShareRecoveryError(
+                .invalidParameters,
+                "party \(share.partyIndex)'s share is of set \(share.setId) generation \(share.generation), party \(first.partyIndex)'s of set \(first.setId) generation \(first.generation): every signer needs a share of the current signing set",
+                party: share.partyIndex)
+        }
+        guard Set(shares.map(\.partyIndex)).count == shares.count else {
+            throw ShareRecoveryError(.invalidParameters, "two shares of one party; each signer signs once")
+        }
+        let mode = mode ?? .default(for: first.curve)
+        let signers = try shares.map { (share) throws(ShareRecoveryError) in try SigningParty(share: share, mode: mode) }
+        let nonces = signers.map { $0.commit(message: message, using: random) }
+        var commitments: [Int: FrostNonceCommitment] = [:]
+        for (signer, nonce) in zip(signers, nonces) { commitments[signer.share.partyIndex] = nonce.commitment }
+        let package = try SigningPackage(signingSet: first, message: message, mode: mode, commitments: commitments)
+        var signatureShares: [Int: Scalar] = [:]
+        for (signer, nonce) in zip(signers, nonces) {
+            signatureShares[signer.share.partyIndex] = try signer.sign(nonce: nonce, package: package)
+        }
+        return (package, try package.aggregate(signatureShares: signatureShares))
+    }
+}
