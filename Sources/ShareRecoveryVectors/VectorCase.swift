@@ -151,13 +151,14 @@ enum VectorRunner {
         "malformedRecord", "malformedCipherText", "malformedCustodianShare", "unsupportedVersion", "unsupportedMethod",
         "kdfMismatch", "invalidKdfParameters", "invalidKeyMaterial", "emptySecret", "invalidParameters", "invalidScalar",
         "invalidPoint", "invalidShare", "publicKeyMismatch", "authenticationFailed", "tamperedShare", "unsealFailed",
-        "dealerCheckFailed", "subShareCheckFailed", "noMatchingShare", "inconsistentShares",
+        "dealerCheckFailed", "subShareCheckFailed", "noMatchingShare", "inconsistentShares", "dkgProofFailed",
+        "invalidSignatureShare", "nonceReused",
     ]
 
     static var kinds: [any VectorKind.Type] {
         [
             ShareRecordVectors.self, CipherTextVectors.self, CustodianShareVectors.self, SelectionVectors.self,
-            ResharingVectors.self,
+            ResharingVectors.self, DKGVectors.self, SigningVectors.self,
         ]
     }
 

@@ -26,7 +26,7 @@ struct VectorFileTests {
     /// The smallest case counts the vectors promise.
     static let minimumCases: [String: Int] = [
         "share-record.json": 20, "ciphertext.json": 30, "custodian-share.json": 15, "selection.json": 15,
-        "resharing.json": 10,
+        "resharing.json": 10, "dkg.json": 15, "signing.json": 15,
     ]
 
     static func files(in directory: URL) throws -> [String: String] {
@@ -51,6 +51,23 @@ struct VectorFileTests {
             #expect(file.format == "share-recovery/vectors/\(file.name.dropLast(5))@1")
         }
         #expect(report.casesRun >= Self.minimumCases.values.reduce(0, +))
+    }
+
+    /// FORMATS.md §9's normative error names, written out here rather than taken from the code under test.
+    static let normativeErrorNames = [
+        "malformedRecord", "malformedCipherText", "malformedCustodianShare", "unsupportedVersion", "unsupportedMethod",
+        "kdfMismatch", "invalidKdfParameters", "invalidKeyMaterial", "emptySecret", "invalidParameters", "invalidScalar",
+        "invalidPoint", "invalidShare", "publicKeyMismatch", "authenticationFailed", "tamperedShare", "unsealFailed",
+        "dealerCheckFailed", "subShareCheckFailed", "noMatchingShare", "inconsistentShares", "dkgProofFailed",
+        "invalidSignatureShare", "nonceReused",
+    ]
+
+    @Test("every §9 error name is expected by at least one published case")
+    func everyErrorNameAppears() throws {
+        let texts = try Self.files(in: Self.directory).values.joined()
+        for name in Self.normativeErrorNames {
+            #expect(texts.contains("\"error\": \"\(name)\""), "no case expects \(name)")
+        }
     }
 
     @Test func bothOutcomesAppearInEveryFile() throws {
