@@ -67,13 +67,14 @@ struct ShareRecoveryCLI {
 struct RootCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "share-recovery",
-        abstract: "MPC wallet share recovery: back up, recover and verify shares (FORMATS.md v1).",
+        abstract: "MPC wallet engine: create a wallet by DKG, sign, back up, recover (FORMATS.md v1).",
         discussion: helpText(
             "Start with `share-recovery demo`: it creates a wallet, backs it up, loses the device, recovers and shows every status.\n\nSecrets (passwords, keys, passcodes, tokens) are read from files only, never from arguments, so they stay out of shell history and process lists. Machine output is JSON on stdout; progress and errors go to stderr. Exit codes: 0 success; 1 a failed operation, with `error: <code>: <reason>` on stderr; 2 a usage error. Every command has its own help: `share-recovery help <command>`.",
             examples: [
                 "share-recovery demo",
                 "share-recovery help backup",
-                "share-recovery keygen --curve secp256k1 --wallet-id w-1 --out wallet",
+                "share-recovery keygen --dkg --curve secp256k1 --wallet-id w-1 --out wallet",
+                "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin",
             ]),
         version: packageVersion,
         subcommands: commandList)

@@ -1,0 +1,66 @@
+import ArgumentParser
+import ShareCrypto
+import ShareRecovery
+
+/// `sign`: a threshold signature from t signing shares, all signers in this process.
+struct SignCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sign", abstract: "Sign a message with t signing shares (FROST, FORMATS.md §11); prints the signature.",
+        discussion: helpText(
+            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex).",
+            examples: [
+                "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin",
+                "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin --mode rfc9591",
+            ]))
+
+    @Option(name: .customLong("signing-share"), help: "A signer's §4 signing share file (repeat: t or more).") var signingShares: [String] = []
+    @Option(help: "The file whose bytes are signed.") var messageFile: String
+    @Option(help: "bip340 or rfc9591 (default: bip340 on secp256k1, rfc9591 on ed25519).") var mode: SigningMode?
+
+    func run() throws {
+        guard !signingShares.isEmpty else { throw CLIError.usage("give each signer's share with --signing-share (t or more)") }
+        let shares = try signingShares.map(Files.readShare)
+        let message = try Files.read(messageFile)
+        let (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode)
+        Terminal.output(
+            JSONWriter.write(
+                .object([
+                    ("curve", .string(package.signingSet.curve.name)), ("mode", .string(package.mode.rawValue)),
+                    ("publicKey", .string(package.publicKey.hex)), ("signers", .array(package.signers.map { .number(String($0)) })),
+                    ("signature", .string(Hex.encode(signature))),
+                ])))
+    }
+}
+
+/// `verify`: an ordinary single-signer check of a signature, by a library that knows nothing of FROST.
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Check a signature under a public key; exit 0 if valid, 1 if not.",
+        discussion: helpText(
+            "The check is the mode's ordinary single-signer verifier: libsodium's crypto_sign_verify_detached (ed25519), libsecp256k1's secp256k1_schnorrsig_verify (bip340), RFC 9591 §5.4 (secp256k1 rfc9591). --public-key is the §1 encoding of Y, as `sign` and the share records print it. In the examples, KEY and SIG hold the publicKey and signature that `sign` printed. Prints {\"valid\": true|false}.",
+            examples: [
+                "share-recovery verify --curve secp256k1 --public-key \"$KEY\" --message-file msg.bin --signature \"$SIG\"",
+                "share-recovery verify --curve secp256k1 --mode rfc9591 --public-key \"$KEY\" --message-file msg.bin --signature \"$SIG\"",
+                "share-recovery verify --curve ed25519 --public-key \"$KEY\" --message-file msg.bin --signature \"$SIG\"",
+            ]))
+
+    @Option(help: "secp256k1 or ed25519.") var curve: Curve
+    @Option(help: "bip340 or rfc9591 (default: bip340 on secp256k1, rfc9591 on ed25519).") var mode: SigningMode?
+    @Option(help: "The public key, hex (33 bytes on secp256k1, 32 on ed25519).") var publicKey: String
+    @Option(help: "The file whose bytes were signed.") var messageFile: String
+    @Option(help: "The signature, hex.") var signature: String
+
+    func run() throws {
+        let mode = mode ?? .default(for: curve)
+        try mode.check(on: curve)
+        guard let keyBytes = Hex.decode(publicKey.lowercased()) else { throw CLIError.usage("--public-key must be hex") }
+        guard let signatureBytes = Hex.decode(signature.lowercased()) else { throw CLIError.usage("--signature must be hex") }
+        let key = try mappingCryptoErrors { try Point(rawRepresentation: keyBytes, curve: curve) }
+        let message = try Files.read(messageFile)
+        let valid = SignatureVerifier.verify(signature: signatureBytes, message: message, publicKey: key, mode: mode)
+        Terminal.output(JSONWriter.write(.object([("valid", .bool(valid))])))
+        guard valid else {
+            throw CLIError(code: "invalidSignature", message: "the signature does not verify under this public key in mode \(mode)", isUsage: false)
+        }
+    }
+}
