@@ -22,6 +22,8 @@ struct OpenAPITests {
         "POST /recovery/sessions", "POST /recovery/sessions/{sessionId}/finish",
         "POST /recovery/sessions/{sessionId}/confirm",
         "DELETE /recovery/sessions/{sessionId}",
+        "POST /wallets/dkg", "POST /wallets/dkg/{sessionId}/finish", "POST /wallets/signing-sessions",
+        "POST /wallets/signing-sessions/{sessionId}/sign",
     ]
 
     @Test("the spec is OpenAPI 3.1 and documents exactly the contract's routes")
@@ -154,6 +156,13 @@ struct OpenAPITests {
                 ).status == 204)
             #expect(try await world.send(.GET, "/health").status == 200)
             #expect(try await world.send(.GET, "/custodian/key").status == 200)
+            // The wallet's birth by DKG and one signature with the custodian as party 2.
+            let sign = try await world.token(for: "spec-wallet", purpose: "sign")
+            let device = try await WalletWire.createWallet(
+                world: world, userId: "spec-wallet", walletId: "w-spec-dkg", curve: .secp256k1, token: sign)
+            let signature = try await WalletWire.sign(
+                world: world, share: device, userId: "spec-wallet", message: [1, 2, 3], mode: .bip340, token: sign)
+            #expect(SignatureVerifier.verify(signature: signature, message: [1, 2, 3], publicKey: device.publicKey, mode: .bip340))
 
             let covered = SpecCoverage.shared.all
             for (method, template) in OpenAPISpec.shared.operations {

@@ -86,6 +86,16 @@ public final class FrostSigningNonce: Sendable, CustomStringConvertible {
     /// ``ShareCryptoError/Code/nonceReused``.
     public func discard() { secret.withLock { $0 = nil } }
 
+    /// Reads the unused secret pair without consuming it.
+    func secretPair<R>(_ body: (Scalar, Scalar) throws -> R) throws -> R {
+        try secret.withLock { value in
+            guard let pair = value else {
+                throw ShareCryptoError(.nonceReused, "this signing nonce was already used or discarded; start a new round one")
+            }
+            return try body(pair.hiding, pair.binding)
+        }
+    }
+
     /// Takes the secret pair out, once.
     /// - Throws: ``ShareCryptoError/Code/nonceReused`` on every call after the first.
     func take() throws -> (hiding: Scalar, binding: Scalar) {
@@ -99,4 +109,31 @@ public final class FrostSigningNonce: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "FrostSigningNonce(\(curve), \(isConsumed ? "consumed" : "unused"), redacted)" }
+}
+
+extension FrostSigningNonce {
+    /// The unused secret pair, `hiding || binding` in the curve's scalar encoding, for a party that
+    /// must keep its nonce between two requests (the reference server seals these bytes at rest).
+    ///
+    /// Whoever stores the bytes takes over single use: restoring them twice would let the nonce sign
+    /// twice, which reveals the share. The reference server consumes its copy by compare-and-swap in
+    /// the same transaction that releases the signature share.
+    /// - Throws: ``ShareCryptoError/Code/nonceReused`` for a used or discarded nonce.
+    public func serializedSecret() throws -> SecureBytes {
+        try secretPair { hiding, binding in SecureBytes.concatenating([hiding.rawRepresentation, binding.rawRepresentation]) }
+    }
+
+    /// Restores a nonce from ``serializedSecret()``.
+    /// - Parameters:
+    ///   - serializedSecret: 64 bytes.
+    ///   - curve: The curve.
+    /// - Throws: ``ShareCryptoError/Code/invalidLength`` or the scalar codes for bytes of another shape.
+    public convenience init(serializedSecret: SecureBytes, curve: Curve) throws {
+        guard serializedSecret.count == 2 * Curve.scalarCount else {
+            throw ShareCryptoError(.invalidLength, "a serialised nonce is \(2 * Curve.scalarCount) bytes")
+        }
+        try self.init(
+            hiding: Scalar(secure: serializedSecret.slice(0..<Curve.scalarCount), curve: curve),
+            binding: Scalar(secure: serializedSecret.slice(Curve.scalarCount..<(2 * Curve.scalarCount)), curve: curve))
+    }
 }

@@ -369,6 +369,12 @@ struct StrictObject {
 
     func has(_ key: String) -> Bool { members[key] != nil }
 
+    /// Any member, as it is.
+    func value(_ key: String) throws(ShareRecoveryError) -> JSONValue {
+        guard let value = members[key] else { throw ShareRecoveryError(failure, "missing field \"\(key)\"") }
+        return value
+    }
+
     func string(_ key: String) throws(ShareRecoveryError) -> String {
         guard case .string(let text)? = members[key] else { throw ShareRecoveryError(failure, "\"\(key)\" must be a string") }
         return text

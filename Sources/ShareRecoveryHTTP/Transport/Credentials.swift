@@ -11,6 +11,8 @@ public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertibl
     case addOrUpdateRecovery
     /// Deleting a cipherText (single use).
     case deleteRecovery
+    /// Creating the user's wallet with the custodian as party 2 (DKG) and signing with it.
+    case sign
 
     /// The purpose's name.
     public var description: String { rawValue }

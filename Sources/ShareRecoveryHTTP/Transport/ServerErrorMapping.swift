@@ -11,6 +11,7 @@ enum ServerErrorMapping {
         .malformedRecord, .malformedCipherText, .malformedCustodianShare, .malformedInput, .unsupportedVersion,
         .unsupportedMethod, .invalidParameters, .invalidScalar, .invalidPoint, .invalidShare, .publicKeyMismatch,
         .tamperedShare, .unsealFailed, .dealerCheckFailed, .subShareCheckFailed, .noMatchingShare, .inconsistentShares,
+        .dkgProofFailed, .invalidSignatureShare, .nonceReused,
     ]
 
     /// The API's own refusals, taken over as they are.

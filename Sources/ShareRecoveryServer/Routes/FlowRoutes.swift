@@ -23,7 +23,7 @@ extension ServerRoutes {
         let purpose =
             try body.optionalString("purpose").map { (name) throws(APIError) -> TokenPurpose in
                 guard let purpose = TokenPurpose(rawValue: name) else {
-                    throw APIError.badRequest("purpose must be recover, addOrUpdateRecovery or deleteRecovery")
+                    throw APIError.badRequest("purpose must be recover, addOrUpdateRecovery, deleteRecovery or sign")
                 }
                 return purpose
             } ?? .recover

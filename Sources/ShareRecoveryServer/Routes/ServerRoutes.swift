@@ -18,6 +18,7 @@ struct ServerRoutes: Sendable {
         router.addRoutes(flowRoutes, atPath: "/recovery/flows")
         router.addRoutes(sessionRoutes, atPath: "/recovery/sessions")
         router.addRoutes(custodianRoutes, atPath: "/custodian")
+        router.addRoutes(walletRoutes, atPath: "/wallets")
     }
 
     // MARK: Credentials

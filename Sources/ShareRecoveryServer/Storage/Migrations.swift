@@ -92,7 +92,24 @@ enum Migrations {
             )
             """,
             "CREATE INDEX recovery_sessions_expiry ON recovery_sessions (expires_at)",
-        ]
+        ],
+        [
+            // Wallet sessions in which the custodian is party 2: distributed key generation (FORMATS.md §10)
+            // and threshold signing (§11). The role's state between the two requests is sealed under the
+            // master key and emptied once the session is done; `public_json` binds it to a wallet and set.
+            """
+            CREATE TABLE protocol_sessions (
+                id TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                protocol TEXT NOT NULL,
+                state TEXT NOT NULL,
+                public_json TEXT NOT NULL,
+                sealed_state {blob} NOT NULL,
+                expires_at {int} NOT NULL
+            )
+            """,
+            "CREATE INDEX protocol_sessions_expiry ON protocol_sessions (expires_at)",
+        ],
     ]
 
     /// The statements of a migration in a dialect.

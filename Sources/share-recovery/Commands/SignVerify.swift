@@ -1,14 +1,16 @@
 import ArgumentParser
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 /// `sign`: a threshold signature from t signing shares, all signers in this process.
-struct SignCommand: ParsableCommand {
+struct SignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign", abstract: "Sign a message with t signing shares (FROST, FORMATS.md §11); prints the signature.",
         discussion: helpText(
-            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex).",
+            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nWith --server, give only this device's share (party 1 of a 2-of-2 wallet made by `wallet create`): the server's custodian signs as party 2 (a token of purpose sign, --user-id, --token-file). Its signature share is verified like any other; after a recovery the server refuses a share of the old set.\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex).",
             examples: [
+                "share-recovery sign --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --signing-share device-share.json --message-file msg.bin",
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin",
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin --mode rfc9591",
             ]))
@@ -16,12 +18,26 @@ struct SignCommand: ParsableCommand {
     @Option(name: .customLong("signing-share"), help: "A signer's §4 signing share file (repeat: t or more).") var signingShares: [String] = []
     @Option(help: "The file whose bytes are signed.") var messageFile: String
     @Option(help: "bip340 or rfc9591 (default: bip340 on secp256k1, rfc9591 on ed25519).") var mode: SigningMode?
+    @Option(help: "A reference server whose custodian signs as party 2 (then give only the device's share).") var server: String?
+    @Option(help: "With --server: the user id.") var userId: String?
+    @Option(help: "With --server: a file with a token of purpose sign.") var tokenFile: String?
 
-    func run() throws {
+    func run() async throws {
         guard !signingShares.isEmpty else { throw CLIError.usage("give each signer's share with --signing-share (t or more)") }
         let shares = try signingShares.map(Files.readShare)
         let message = try Files.read(messageFile)
-        let (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode)
+        let package: SigningPackage, signature: [UInt8]
+        if let server {
+            guard let userId, let tokenFile, shares.count == 1 else {
+                throw CLIError.usage("with --server give --user-id, --token-file and exactly one --signing-share (this device's)")
+            }
+            let options = try ServerOptions.parse(["--server", server, "--user-id", userId, "--token-file", tokenFile])
+            (package, signature) = try await HTTPWalletClient(baseURL: server, tokenProvider: try options.tokens())
+                .sign(share: shares[0], clientId: userId, message: message, mode: mode)
+        } else {
+            guard userId == nil, tokenFile == nil else { throw CLIError.usage("--user-id and --token-file go with --server") }
+            (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode)
+        }
         Terminal.output(
             JSONWriter.write(
                 .object([

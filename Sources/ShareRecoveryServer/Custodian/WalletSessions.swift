@@ -1,0 +1,152 @@
+import HTTPTypes
+import ShareCrypto
+import ShareRecovery
+
+/// The custodian as party 2 of a 2-of-2 wallet: its distributed key generation (FORMATS.md §10) and
+/// its signatures (§11), behind `/wallets`. The protocol work is the engine's roles (``DKGParty``,
+/// ``SigningParty``); this type only keeps their state between a session's two requests, sealed in
+/// `protocol_sessions`, and advances each session once.
+struct WalletSessions: Sendable {
+    /// The device's and the custodian's party indices (FORMATS.md §2).
+    static let device = 1
+    static let custodian = 2
+
+    let state: ServerState
+    var custodianShares: CustodianSessions { CustodianSessions(state: state) }
+
+    // MARK: DKG
+
+    /// Round 1 and 2 of the custodian's DKG: checks the device's broadcast, answers with its own and
+    /// with f_2(1) sealed to the device's `clientKey`; keeps its round-2 state sealed.
+    /// - Returns: The 201 body: `sessionId`, `round1`, `sealedSubShare`, `custodianKey`.
+    func openDKG(clientId: String, parameters: DKGParameters, deviceRound1: JSONValue, clientKey: [UInt8]) async throws -> JSONValue {
+        guard parameters.threshold == 2, parameters.parties == 2 else {
+            throw APIError(.badRequest, .invalidParameters, "the reference server takes part in 2-of-2 wallets (party 2)")
+        }
+        guard try await state.storage.signingShares(clientId: clientId).isEmpty else {
+            throw APIError.conflict("this user already has a wallet; a DKG does not replace it")
+        }
+        let broadcast = try checkingClientInput {
+            try ProtocolWire.decodeRound1(deviceRound1, sender: Self.device, curve: parameters.curve)
+        }
+        let party = try checkingClientInput { try DKGParty(parameters: parameters, partyIndex: Self.custodian) }
+        let (round2, outgoing) = try checkingClientInput { try party.receive(round1: [broadcast]) }
+        let sealedSubShare = try checkingClientInput {
+            try SealedBox.seal(outgoing[0].subShare.rawRepresentation, to: clientKey)
+        }
+        let id = Hex.encode(SystemRandom().bytes(count: 16))
+        let publicJSON = JSONValue.object([("walletId", .string(parameters.walletId)), ("curve", .string(parameters.curve.name))])
+        try await state.storage.createProtocolSession(
+            ProtocolSessionRecord(
+                id: id, clientId: clientId, kind: .dkg, state: .open, publicJSON: JSONWriter.write(publicJSON),
+                sealedState: try state.sealer.seal(round2.serialized(), table: "protocol_sessions", row: [id, "dkg"]),
+                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
+        return .object([
+            ("sessionId", .string(id)), ("round1", ProtocolWire.encode(party.round1Message)),
+            ("sealedSubShare", .string(Base64.encode(sealedSubShare))),
+            ("custodianKey", .string(Hex.encode(state.custodianKey.publicKey))),
+        ])
+    }
+
+    /// Round 3: checks f_1(2) (sealed to the custodian key), combines the custodian's signing share
+    /// and stores it in the transaction that ends the session.
+    /// - Returns: The 200 body: `publicKey`, `setId`, `generation`, for the device to compare with its own.
+    func finishDKG(_ session: ProtocolSessionRecord, sealedSubShare: [UInt8]) async throws -> JSONValue {
+        guard session.state == .open else { throw APIError.conflict("this DKG session is finished") }
+        let round2 = try DKGRound2State(
+            serialized: try state.sealer.open(session.sealedState, table: "protocol_sessions", row: [session.id, "dkg"]))
+        let share = try checkingClientInput { () throws -> ShareRecord in
+            let opened: SecureBytes
+            do {
+                opened = try SealedBox.open(sealedSubShare, with: state.custodianKey)
+            } catch {
+                throw ShareRecoveryError(.unsealFailed, "sealedSubShare does not open with the custodian key")
+            }
+            let subShare = try mappingCryptoErrors { try Scalar(secure: opened, curve: round2.parameters.curve) }
+            return try round2.finish(round2: [DKGRound2Message(sender: Self.device, receiver: Self.custodian, subShare: subShare)])
+        }
+        let sealed = try custodianShares.sealedSigningShare(share, clientId: session.clientId)
+        guard try await state.storage.completeDKG(id: session.id, share: sealed, clientId: session.clientId, now: state.now) else {
+            throw APIError.conflict("this DKG session is finished")
+        }
+        return .object([
+            ("publicKey", .string(share.publicKey.hex)), ("setId", .string(share.setId.hex)),
+            ("generation", .number(String(share.generation))),
+        ])
+    }
+
+    // MARK: Signing
+
+    /// Round 1 of the custodian's signature: a fresh nonce for the wallet's current signing set,
+    /// refused when the device's share is of another set (after a recovery, the old one).
+    /// - Returns: The 201 body: `sessionId`, `commitment`.
+    func openSigning(clientId: String, walletId: String, mode: SigningMode, deviceSetId: String) async throws -> JSONValue {
+        let share = try await currentShare(clientId: clientId, walletId: walletId)
+        guard share.setId.hex == deviceSetId else {
+            throw APIError.conflict(
+                "the device's share is of set \(deviceSetId.prefix(32)); the wallet now signs with set \(share.setId) generation \(share.generation): a share from before a recovery cannot sign")
+        }
+        let signer = try checkingClientInput { try SigningParty(share: share, mode: mode) }
+        let nonce = signer.commit()
+        let id = Hex.encode(SystemRandom().bytes(count: 16))
+        let publicJSON = JSONValue.object([
+            ("walletId", .string(walletId)), ("setId", .string(share.setId.hex)), ("mode", .string(mode.rawValue)),
+            ("commitment", ProtocolWire.encode(nonce.commitment)),
+        ])
+        try await state.storage.createProtocolSession(
+            ProtocolSessionRecord(
+                id: id, clientId: clientId, kind: .signing, state: .open, publicJSON: JSONWriter.write(publicJSON),
+                sealedState: try state.sealer.seal(try nonce.serializedSecret(), table: "protocol_sessions", row: [id, "signing"]),
+                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
+        nonce.discard()
+        return .object([("sessionId", .string(id)), ("commitment", ProtocolWire.encode(nonce.commitment))])
+    }
+
+    /// Round 2: the custodian's signature share over the message with both commitments. The nonce is
+    /// consumed by the transaction that releases the share; a second request is `nonceReused` (409).
+    /// - Returns: The 200 body: `signatureShare`.
+    func sign(_ session: ProtocolSessionRecord, message: [UInt8], deviceCommitment: JSONValue) async throws -> JSONValue {
+        guard session.state == .open else {
+            throw APIError(.conflict, .nonceReused, "this signing session already signed; open a new one")
+        }
+        let bound = try StrictJSON.parse(Array(session.publicJSON.utf8))
+        guard case .string(let walletId)? = bound["walletId"], case .string(let setId)? = bound["setId"],
+            case .string(let modeName)? = bound["mode"], let mode = SigningMode(rawValue: modeName)
+        else { throw ShareRecoveryError(.storeCorrupted, "a signing session's binding is unreadable") }
+        let share = try await currentShare(clientId: session.clientId, walletId: walletId)
+        guard share.setId.hex == setId else {
+            throw APIError.conflict("the custodian's signing set changed since this signing session opened")
+        }
+        let nonce = try FrostSigningNonce(
+            serializedSecret: try state.sealer.open(session.sealedState, table: "protocol_sessions", row: [session.id, "signing"]),
+            curve: share.curve)
+        let signatureShare = try checkingClientInput { () throws -> Scalar in
+            let commitment = try ProtocolWire.decodeCommitment(deviceCommitment, party: Self.device, curve: share.curve)
+            let package = try SigningPackage(
+                signingSet: share, message: message, mode: mode,
+                commitments: [Self.device: commitment, Self.custodian: nonce.commitment])
+            return try SigningParty(share: share, mode: mode).sign(nonce: nonce, package: package)
+        }
+        guard try await state.storage.completeSigning(id: session.id, clientId: session.clientId, setId: setId, now: state.now) else {
+            throw APIError(.conflict, .nonceReused, "this signing session already signed; open a new one")
+        }
+        return .object([("signatureShare", ProtocolWire.encode(signatureShare: signatureShare))])
+    }
+
+    /// The custodian's share of the user's wallet.
+    private func currentShare(clientId: String, walletId: String) async throws -> ShareRecord {
+        let shares = try await custodianShares.signingShares(clientId: clientId)
+        guard let share = shares.first(where: { $0.partyIndex == Self.custodian }), share.walletId == walletId else {
+            throw APIError(.notFound, .noMatchingShare, "the custodian holds no signing share of this wallet for this user")
+        }
+        return share
+    }
+}
+
+extension JSONValue {
+    /// A member of an object.
+    fileprivate subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+}
