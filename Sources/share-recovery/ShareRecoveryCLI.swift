@@ -69,7 +69,7 @@ struct RootCommand: AsyncParsableCommand {
         commandName: "share-recovery",
         abstract: "MPC wallet engine: create a wallet by DKG, sign, back up, recover (FORMATS.md v1).",
         discussion: helpText(
-            "Start with `share-recovery demo`: it creates a wallet, backs it up, loses the device, recovers and shows every status.\n\nSecrets (passwords, keys, passcodes, tokens) are read from files only, never from arguments, so they stay out of shell history and process lists. Machine output is JSON on stdout; progress and errors go to stderr. Exit codes: 0 success; 1 a failed operation, with `error: <code>: <reason>` on stderr; 2 a usage error. Every command has its own help: `share-recovery help <command>`.",
+            "Start with `share-recovery demo`: it creates a wallet by DKG with a reference server, signs, backs it up, loses the device, recovers, signs again under the same key and shows every status.\n\nSecrets (passwords, keys, passcodes, tokens) are read from files only, never from arguments, so they stay out of shell history and process lists. Machine output is JSON on stdout; progress and errors go to stderr. Exit codes: 0 success; 1 a failed operation, with `error: <code>: <reason>` on stderr; 2 a usage error. Every command has its own help: `share-recovery help <command>`.",
             examples: [
                 "share-recovery demo",
                 "share-recovery help backup",

@@ -162,7 +162,9 @@ struct CLITests {
         let statuses = lines.filter { $0.hasPrefix("status: ") }.map { $0.split(separator: " ")[1] }
         #expect(statuses.map(String.init) == (RecoveryStatus.sequence + RecoveryStatus.sequence).map(\.rawValue))
         #expect(lines.filter { $0.contains("public key unchanged: true") }.count == 2)
-        #expect(lines.filter { $0.contains("old device share refused by the custodian: yes") }.count == 2)
+        #expect(lines.filter { $0.contains("wallet created by DKG with the server") }.count == 2)
+        #expect(lines.filter { $0.hasPrefix("signed") && $0.hasSuffix("valid: true") }.count == 4)
+        #expect(lines.filter { $0.contains("old device share refused for signing: yes") }.count == 2)
     }
 
     /// The benchmark works end to end (timings are reported, never asserted).

@@ -7,9 +7,9 @@ import ShareRecovery
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Create a wallet, back it up, lose the device, recover, and show the statuses (both curves).",
+        abstract: "Create a wallet by DKG, sign, back it up, lose the device, recover, sign again (both curves).",
         discussion: helpText(
-            "Runs the whole story on both curves against a reference server it starts on 127.0.0.1 with SQLite (or, with --offline, with the custodian in this process), printing each step and the recovery statuses. It ends by showing that the public key is unchanged and that the lost device's share is refused.",
+            "Runs the whole story on both curves against a reference server it starts on 127.0.0.1 with SQLite: the wallet is created by DKG with the server as custodian party (no dealer), signs, is backed up, the device is lost and recovered, and it signs again under the same public key while the lost device's share is refused. Each step and the recovery statuses are printed. With --offline the custodian runs in this process (no signing in that variant).",
             examples: [
                 "share-recovery demo",
                 "share-recovery demo --offline --directory /tmp/demo",
@@ -31,7 +31,7 @@ struct DemoCommand: AsyncParsableCommand {
         } else {
             try await ServerDemo(root: root).run()
         }
-        say(String(format: "\ndemo finished in %.1f s: both wallets recovered with their public keys unchanged", Date().timeIntervalSince(started)))
+        say(String(format: "\ndemo finished in %.1f s: both wallets recovered with their public keys unchanged" + (offline ? "" : " and signed again"), Date().timeIntervalSince(started)))
     }
 
     private func say(_ line: String) { Terminal.output(line) }

@@ -5,9 +5,9 @@ import ShareRecovery
 import ShareRecoveryHTTP
 import ShareRecoveryServer
 
-/// The demo against the reference server on SQLite, in this process: wallet creation, password and
-/// cloud-key backups, device loss, an OTP-verified recovery with statuses, and proof that the lost
-/// device's share is useless.
+/// The demo against the reference server on SQLite, in this process: the wallet's birth by DKG with
+/// the server, a signature, password and cloud-key backups, device loss, an OTP-verified recovery
+/// with statuses, a signature under the same key, and proof that the lost device's share is useless.
 struct ServerDemo {
     let root: String
 
@@ -53,16 +53,24 @@ struct ServerDemo {
         let storeArgon2 = try Argon2idParameters(opslimit: 2, memlimitKiB: 19_456)
         let passcode = SecureBytes(copying: Array("482916".utf8))
 
-        // 1. Create the wallet: party 1 stays on the device; party 2 is sealed to the custodian.
-        let signing = try KeyGeneration.generate(curve: curve, walletId: "demo-wallet-\(curve)")
-        try await api.registerCustodianShare(signing[1], clientId: userId)
+        // 1. Create the wallet by DKG: the device is party 1, the server's custodian party 2; nobody holds the key.
+        let wallet = HTTPWalletClient(
+            baseURL: api.client.base, tokenProvider: { purpose in try await api.token(userId: userId, purpose: purpose) })
+        let created = try await wallet.createWallet(clientId: userId, walletId: "demo-wallet-\(curve)", curve: curve)
         let device = try FileSigningShareStore(directory: "\(deviceRoot)/device", argon2: storeArgon2)
         try await device.createPasscode(passcode, confirmation: passcode)
-        try await device.stage(signing[0])
+        try await device.stage(created)
         try await device.promoteStaged()
-        say("wallet created: public key \(signing[0].publicKey.hex)")
+        say("wallet created by DKG with the server (no dealer): public key \(created.publicKey.hex)")
 
-        // 2. Back up with a password and a cloud key (each write needs a fresh OTP-issued token).
+        // 2. Sign with the device and the custodian; an ordinary verifier checks the signature.
+        let mode = SigningMode.default(for: curve)
+        let message = Array("pay bob 1 coin (\(curve))".utf8)
+        let first = try await wallet.sign(share: created, clientId: userId, message: message)
+        let firstValid = SignatureVerifier.verify(signature: first.signature, message: message, publicKey: created.publicKey, mode: mode)
+        say("signed (\(mode)): \(Hex.encode(first.signature).prefix(32))…, valid: \(firstValid)")
+
+        // 3. Back up with a password and a cloud key (each write needs a fresh OTP-issued token).
         let engine = RecoveryEngine(configuration: api.engineConfiguration(userId: userId, store: device))
         let password = BackupSecret.text("correct horse battery staple")
         let cloudKey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
@@ -70,30 +78,33 @@ struct ServerDemo {
         try await engine.backup(method: .cloudKey, secret: cloudKey, keyId: "kms/demo")
         say("backed up: \(try await engine.activatedRecoveryMethods().map(\.name).joined(separator: ", "))")
 
-        // 3. Lose the device.
+        // 4. Lose the device.
         try await device.remove()
         say("device lost: its store is gone")
 
-        // 4. A new device: OTP flow, then recovery with the cipherText fetched by backup method.
+        // 5. A new device: OTP flow, then recovery with the cipherText fetched by backup method.
         let newDevice = try FileSigningShareStore(directory: "\(deviceRoot)/new-device", argon2: storeArgon2)
         try await newDevice.createPasscode(passcode, confirmation: passcode)
         let recovering = RecoveryEngine(configuration: api.engineConfiguration(userId: userId, store: newDevice))
         let recovered = try await recoverShowingStatuses(recovering, method: .password, secret: password)
-        let same = recovered.publicKey == signing[0].publicKey
+        let same = recovered.publicKey == created.publicKey
         say("recovered: generation \(recovered.generation), new set \(recovered.setId), public key unchanged: \(same)")
 
-        // 5. The lost device's share is useless: the custodian no longer holds its set.
-        let oldEngine = RecoveryEngine(
-            configuration: api.engineConfiguration(userId: userId, store: InMemorySigningShareStore(current: signing[0])))
+        // 6. Sign again under the same public key.
+        let again = try await wallet.sign(share: recovered, clientId: userId, message: message)
+        let againValid = SignatureVerifier.verify(signature: again.signature, message: message, publicKey: created.publicKey, mode: mode)
+        say("signed again after recovery under the same key, valid: \(againValid)")
+
+        // 7. The lost device's share is useless: the custodian signs and reshares only with the new set.
         var refused = ""
         do {
-            try await oldEngine.backup(method: .passkey, secret: .keyMaterial(SecureBytes(zeros: 32)))
+            _ = try await wallet.sign(share: created, clientId: userId, message: message)
         } catch let error as ShareRecoveryError {
             refused = error.code.description
         }
-        say("old device share refused by the custodian: \(refused.isEmpty ? "no" : "yes (\(refused))")")
-        guard same, !refused.isEmpty else {
-            throw ShareRecoveryError(.publicKeyMismatch, "the demo's recovery did not behave as expected")
+        say("old device share refused for signing: \(refused.isEmpty ? "no" : "yes (\(refused))")")
+        guard same, firstValid, againValid, !refused.isEmpty else {
+            throw ShareRecoveryError(.publicKeyMismatch, "the demo's wallet did not behave as expected")
         }
     }
 }
@@ -116,10 +127,6 @@ final class DemoAPI: Sendable {
         client.engineConfiguration(
             userId: userId, store: store, tokens: { purpose in try await self.token(userId: userId, purpose: purpose) },
             webhookSecret: webhookSecret)
-    }
-
-    func registerCustodianShare(_ share: ShareRecord, clientId: String) async throws {
-        try await client.registerCustodianShare(share, clientId: clientId, webhookSecret: webhookSecret)
     }
 
     /// An OTP flow for the purpose: create it, read the code from the file sender, verify it.
