@@ -152,6 +152,7 @@ if Context.environment["SHARE_RECOVERY_FUZZ"] == "1" {
         ("fuzz-share-record", "ShareRecord", ["ShareRecovery", "ShareCrypto"]),
         ("fuzz-custodian-share", "CustodianShare", ["ShareRecovery", "ShareCrypto"]),
         ("fuzz-slip39", "SLIP39Mnemonic", ["RecoveryKit", "ShareCrypto"]),
+        ("fuzz-protocol-messages", "ProtocolMessages", ["ShareRecovery", "ShareCrypto"]),
         (
             "fuzz-server-requests", "ServerRequests",
             [

@@ -108,10 +108,30 @@ def server_requests():
         write("server-requests", text.encode() + (compact(body) if body is not None else b""))
 
 
+def protocol_messages():
+    """Mode byte: bit 0 the curve (ed25519 set), bits 1-2 the message kind (see its main.swift)."""
+    def mode(curve, kind):
+        return bytes([(1 if curve == "ed25519" else 0) | (kind << 1)])
+
+    for case in load("dkg.json"):
+        for message in case.get("messages", {}).values():
+            broadcast = {"commitments": message["commitments"], "proof": message["proof"]}
+            write("protocol-messages", mode(case["curve"], 0) + compact(broadcast))
+    for case in load("signing.json"):
+        for commitment in case.get("commitments", {}).values():
+            write("protocol-messages", mode(case["curve"], 1) + compact(commitment))
+        for share in case.get("signatureShares", {}).values():
+            write("protocol-messages", mode(case["curve"], 2) + compact(share))
+    # Mode 3 (a serialised DKG state) has no seed in the vectors: the fuzzer starts from "SRDK".
+    for curve in ("secp256k1", "ed25519"):
+        write("protocol-messages", mode(curve, 3) + b"SRDK\x01")
+
+
 cipher_text()
 share_record()
 custodian_share()
 slip39()
 server_requests()
+protocol_messages()
 for target in sorted(os.listdir(OUT)):
     print(f"{target}: {len(os.listdir(os.path.join(OUT, target)))} seeds")

@@ -8,14 +8,14 @@
 # FUZZ_JOBS=N runs N processes of the target side by side on one corpus, each with 1/N of the runs;
 # the executions reported are their sum (default 1).
 #
-# Targets: cipher-text share-record custodian-share slip39 server-requests.
+# Targets: cipher-text share-record custodian-share slip39 protocol-messages server-requests.
 # Prints, per target, executions, executions per second, crashes, corpus size and time, and
 # appends the same line to fuzz-out/results.tsv. Exits 1 when any target crashed; the crashing
 # input is in fuzz-out/artifacts/TARGET/ (reproduce: the binary with that file as its argument).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(cipher-text share-record custodian-share slip39 server-requests)
+all_targets=(cipher-text share-record custodian-share slip39 protocol-messages server-requests)
 scratch=.build-fuzz
 out=fuzz-out
 

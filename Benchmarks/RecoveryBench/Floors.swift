@@ -1,4 +1,5 @@
 import ShareCrypto
+import ShareRecovery
 
 /// The measured cost of each primitive on one curve, and the floors derived from operation counts.
 struct PrimitiveCosts {
@@ -10,27 +11,34 @@ struct PrimitiveCosts {
     var hkdf = 0.0
     var open = 0.0
     var seal = 0.0
+    /// One SHA-256 (secp256k1) or SHA-512 (ed25519) block: the FROST and DKG hashes.
+    var sha = 0.0
 
     /// The unavoidable operations of one step, counted from the protocol (FORMATS.md §3, §4, §7).
     struct Count {
-        var generatorMultiply = 0, pointMultiply = 0, add = 0, parse = 0, aead = 0, hkdf = 0, open = 0, seal = 0
+        var generatorMultiply = 0, pointMultiply = 0, add = 0, parse = 0, aead = 0, hkdf = 0, open = 0, seal = 0, sha = 0
 
         static func + (a: Count, b: Count) -> Count {
             Count(
                 generatorMultiply: a.generatorMultiply + b.generatorMultiply, pointMultiply: a.pointMultiply + b.pointMultiply,
                 add: a.add + b.add, parse: a.parse + b.parse, aead: a.aead + b.aead, hkdf: a.hkdf + b.hkdf,
-                open: a.open + b.open, seal: a.seal + b.seal)
+                open: a.open + b.open, seal: a.seal + b.seal, sha: a.sha + b.sha)
+        }
+
+        static func * (times: Int, a: Count) -> Count {
+            (0..<times).reduce(Count()) { sum, _ in sum + a }
         }
 
         var summary: String {
             "\(generatorMultiply) k·G, \(pointMultiply) k·P, \(add) P+Q, \(parse) parse, \(aead) AEAD, \(hkdf) HKDF, \(open) open, \(seal) seal"
+                + (sha > 0 ? ", \(sha) SHA" : "")
         }
     }
 
     func floor(_ count: Count) -> Double {
         Double(count.generatorMultiply) * generatorMultiply + Double(count.pointMultiply) * pointMultiply
             + Double(count.add) * add + Double(count.parse) * parse + Double(count.aead) * aead
-            + Double(count.hkdf) * hkdf + Double(count.open) * open + Double(count.seal) * seal
+            + Double(count.hkdf) * hkdf + Double(count.open) * open + Double(count.seal) * seal + Double(count.sha) * sha
     }
 }
 
@@ -100,3 +108,59 @@ enum OperationCounts {
             + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n))
     }
 }
+
+/// Operation counts of the wallet protocols (FORMATS.md §10–§11) with every party in one process,
+/// each doing its own work as it would on its own machine.
+enum ProtocolCounts {
+    /// One hash to a scalar: SHA-512 once on ed25519; hash_to_field (expand_message_xmd, L = 48) is
+    /// three SHA-256 blocks on secp256k1.
+    static func hashToScalar(_ curve: Curve) -> PrimitiveCosts.Count {
+        PrimitiveCosts.Count(sha: curve == .ed25519 ? 1 : 3)
+    }
+
+    /// A DKG of n parties, threshold t. Per party: t commitments and R (k·G each) and its challenge;
+    /// each other party's proof (μ·G, c·C_{i,0}, one addition, the challenge); each sub-share received
+    /// (f_i(j)·G against Σ_k j^k·C_{i,k} by Horner); the group commitments summed; the setId hash.
+    static func dkg(threshold t: Int, parties n: Int, curve: Curve) -> PrimitiveCosts.Count {
+        var total = PrimitiveCosts.Count()
+        for j in 1...n {
+            var party = PrimitiveCosts.Count(generatorMultiply: t + 1) + hashToScalar(curve)
+            party = party + (n - 1) * (PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 1, add: 1) + hashToScalar(curve))
+            party = party + (n - 1) * (PrimitiveCosts.Count(generatorMultiply: 1) + OperationCounts.feldman(index: j, threshold: t))
+            party = party + PrimitiveCosts.Count(add: (n - 1) * t, sha: 1)
+            total = total + party
+        }
+        return total
+    }
+
+    /// One signature by t signers of a t-of-n set. Each signer: two nonces (k·G each) and their
+    /// hashes, and the session values (binding factors or nonce coefficient, group commitment,
+    /// challenge); the aggregator: the session values again, every signer's public share and a
+    /// check of its signature share (z_i·G against D_i + ρ_i·E_i + cλ_i·X_i), and the final
+    /// single-signer verification (one k·G, one k·P).
+    static func signing(threshold t: Int, mode: SigningMode, curve: Curve) -> PrimitiveCosts.Count {
+        let commit: PrimitiveCosts.Count
+        let session: PrimitiveCosts.Count
+        switch mode {
+        case .rfc9591:
+            commit = PrimitiveCosts.Count(generatorMultiply: 2) + 2 * hashToScalar(curve)
+            // H4 and H5 (one block each), t binding factors, R = Σ D_i + ρ_i·E_i, the challenge.
+            session = PrimitiveCosts.Count(pointMultiply: t, add: 2 * t - 1, sha: 2) + (t + 1) * hashToScalar(curve)
+        case .bip340:
+            // NonceGen: the aux mask and two nonce hashes. Sign, as the draft requires: d'·G against
+            // the signer's public share, and its own partial signature verified before release.
+            commit = PrimitiveCosts.Count(generatorMultiply: 2, sha: 3)
+                + PrimitiveCosts.Count(generatorMultiply: 2, pointMultiply: 2, add: 2)
+            // ValidateSignersCtx (t public shares and Y parsed, Σ λ_i·X_i == Y), NonceAgg,
+            // b = H(noncecoef), R = R1 + b·R2, e = H(challenge).
+            session = PrimitiveCosts.Count(pointMultiply: t + 1, add: (t - 1) + 2 * (t - 1) + 1, parse: t + 1, sha: 2)
+        }
+        var total = t * (commit + session) + session
+        for i in 1...t {
+            total = total + OperationCounts.feldman(index: i, threshold: t)
+                + PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 2, add: 2)
+        }
+        return total + PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 1, add: 1) + hashToScalar(curve)
+    }
+}
+

@@ -92,6 +92,7 @@ struct Bench {
         }
         try floors(raw)
         for curve in Curve.allCases { try engineSteps(curve) }
+        for curve in Curve.allCases { try protocols(curve) }
         try selection()
         try scaling()
         try await serverLoad()
@@ -103,10 +104,11 @@ struct Bench {
         let raw = raw
         let curveSteps: [() -> Bool] =
             curve == .secp256k1
-            ? [raw.secp256k1GeneratorMultiply, raw.secp256k1PointMultiply, raw.secp256k1Add, raw.secp256k1Parse]
-            : [raw.ed25519GeneratorMultiply, raw.ed25519PointMultiply, raw.ed25519Add, raw.ed25519Parse]
+            ? [raw.secp256k1GeneratorMultiply, raw.secp256k1PointMultiply, raw.secp256k1Add, raw.secp256k1Parse, raw.sha256]
+            : [raw.ed25519GeneratorMultiply, raw.ed25519PointMultiply, raw.ed25519Add, raw.ed25519Parse, raw.sha512]
         let counts = [
-            count.generatorMultiply, count.pointMultiply, count.add, count.parse, count.aead, count.hkdf, count.open, count.seal,
+            count.generatorMultiply, count.pointMultiply, count.add, count.parse, count.sha, count.aead, count.hkdf, count.open,
+            count.seal,
         ]
         let shared: [() -> Bool] = [raw.aeadDecrypt, raw.hkdf, raw.open, raw.seal]
         let steps = Array(zip(counts, curveSteps + shared))
@@ -153,6 +155,8 @@ struct Bench {
             ("k·P", count, raw.ed25519PointMultiply, \.pointMultiply, .ed25519),
             ("P+Q", count, raw.ed25519Add, \.add, .ed25519),
             ("parse", count, raw.ed25519Parse, \.parse, .ed25519),
+            ("SHA-256 block", count, raw.sha256, \.sha, .secp256k1),
+            ("SHA-512 block", count, raw.sha512, \.sha, .ed25519),
         ]
         for (name, iterations, body, keyPath, curve) in pairs {
             let m = Timer.measure("floor \(curve)", name, iterations: iterations) { check(body()) }
@@ -289,6 +293,38 @@ struct Bench {
             count = OperationCounts.offlineRecovery(threshold: t, parties: parties, argon: false)
             m.floorNs = cost.floor(count)
             m.note = count.summary
+            add(m)
+        }
+    }
+
+    // MARK: Wallet protocols
+
+    /// DKG and one signature per mode, all parties in this process through the real messages, each
+    /// timed alternately with the work of its floor (FORMATS.md §10–§11; counts in ProtocolCounts).
+    mutating func protocols(_ curve: Curve) throws {
+        let group = "wallet \(curve)"
+        let random = random
+        for (t, parties) in [(2, 2), (2, 3)] {
+            let parameters = try DKGParameters(curve: curve, walletId: "bench", threshold: t, parties: parties)
+            let count = ProtocolCounts.dkg(threshold: t, parties: parties, curve: curve)
+            var m = try Timer.measureAgainstFloor(
+                group, "DKG \(t)-of-\(parties)", iterations: n(200, 20),
+                { _ = try DistributedKeyGeneration.run(parameters: parameters, using: random) }, floor: floorWork(count, curve: curve))
+            m.target = 1.25
+            m.note = "floor timed alternately: " + count.summary
+            add(m)
+        }
+        let set = try DistributedKeyGeneration.run(
+            parameters: DKGParameters(curve: curve, walletId: "bench", threshold: 2, parties: 2), using: random)
+        let message = random.bytes(count: 32)
+        for mode in SigningMode.allCases where (try? mode.check(on: curve)) != nil {
+            let count = ProtocolCounts.signing(threshold: 2, mode: mode, curve: curve)
+            var m = try Timer.measureAgainstFloor(
+                group, "sign \(mode) (2-of-2)", iterations: n(300, 30),
+                { _ = try ThresholdSigning.sign(shares: set, message: message, mode: mode, using: random) },
+                floor: floorWork(count, curve: curve))
+            m.target = 1.25
+            m.note = "floor timed alternately: " + count.summary
             add(m)
         }
     }

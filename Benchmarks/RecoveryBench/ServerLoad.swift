@@ -11,7 +11,8 @@ import ShareRecoveryServer
 import Synchronization
 
 /// The reference server loaded over loopback by 64 concurrent connections: requests/s, p50 and p99 of
-/// cipherText GET, `/backup/fetch` and a whole recovery session, against the same server's `/health`.
+/// cipherText GET, `/backup/fetch`, a whole recovery session and a whole signature with the custodian,
+/// against the same server's `/health`.
 /// The clients run in this process, so on a 2-core machine they share the CPU with the server: the
 /// figures are for the pair, and `/health` measured the same way is the floor.
 struct ServerLoad {
@@ -65,6 +66,10 @@ struct ServerLoad {
         let cipherText: String
         let secret: BackupSecret
         let deviceShare: ShareRecord
+        /// A second user's device share of a DKG-made wallet with the server, and its `sign` token.
+        let wallet: ShareRecord
+        let walletUser: String
+        let signToken: String
     }
 
     private func measure(base: String, client: HTTPClient, webhookSecret: SecureBytes, otpFile: String, label: String)
@@ -85,7 +90,15 @@ struct ServerLoad {
                     webhookSecret: webhookSecret))
             let cipherText = try await engine.backup(method: .cloudKey, secret: secret)
             let reader = try await otp.token(server, identifier: id, purpose: "recover")
-            users.append(User(id: id, token: reader, cipherText: cipherText.base64, secret: secret, deviceShare: signing[0]))
+            let walletUser = "bench-wallet-\(index)"
+            let signToken = try await otp.token(server, identifier: walletUser, purpose: "sign")
+            let wallet = try await HTTPWalletClient(
+                baseURL: base, tokenProvider: { _ in signToken }, transport: HTTPTransport(client: client)
+            ).createWallet(clientId: walletUser, walletId: "bench-\(index)", curve: .secp256k1, using: random)
+            users.append(
+                User(
+                    id: id, token: reader, cipherText: cipherText.base64, secret: secret, deviceShare: signing[0], wallet: wallet,
+                    walletUser: walletUser, signToken: signToken))
         }
 
         let rounds = quick ? 1 : 5
@@ -109,6 +122,11 @@ struct ServerLoad {
                         userId: user.id, store: InMemorySigningShareStore(current: user.deviceShare),
                         tokens: { _ in user.token }, webhookSecret: nil))
                 _ = try await engine.recover(method: .cloudKey, secret: user.secret)
+            },
+            Workload(name: "signing session (bip340, 2-of-2)", perConnection: 4) { user in
+                let wallet = HTTPWalletClient(
+                    baseURL: base, tokenProvider: { _ in user.signToken }, transport: HTTPTransport(client: client))
+                _ = try await wallet.sign(share: user.wallet, clientId: user.walletUser, message: Array(user.id.utf8))
             },
         ]
         // Warm-up: every connection is opened, every statement prepared, before timing starts.
@@ -138,6 +156,7 @@ struct ServerLoad {
                 measurement.note += "; target: throughput ≥ 0.5× /health's, i.e. this ratio ≤ 2"
             }
             if index == 3 { measurement.note += "; a session is cipherText GET, open (webhook /backup/fetch, selection), finish, confirm" }
+            if index == 4 { measurement.note += "; a signature is two requests (commitment, signature share) and the device's FROST work" }
             FileHandle.standardError.write(
                 Data(String(format: "  %@ / %@: %.0f per second\n", measurement.group, measurement.name, measurement.throughput ?? 0).utf8))
             results.append(measurement)

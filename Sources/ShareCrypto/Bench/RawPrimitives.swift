@@ -134,6 +134,19 @@ package struct RawPrimitives: @unchecked Sendable {
             crypto_pwhash_ALG_ARGON2ID13) == 0
     }
 
+    /// SHA-256 of 128 bytes (`crypto_hash_sha256`): one block of a BIP-340 tagged hash or of
+    /// hash_to_field's expand_message_xmd.
+    package func sha256() -> Bool {
+        var out = [UInt8](repeating: 0, count: 32)
+        return crypto_hash_sha256(&out, message, UInt64(min(128, message.count))) == 0
+    }
+
+    /// SHA-512 of 128 bytes (`crypto_hash_sha512`): one FROST(Ed25519, SHA-512) hash to scalar.
+    package func sha512() -> Bool {
+        var out = [UInt8](repeating: 0, count: 64)
+        return crypto_hash_sha512(&out, message, UInt64(min(128, message.count))) == 0
+    }
+
     /// `crypto_box_seal` of one share record.
     package func seal() -> Bool {
         var box = [UInt8](repeating: 0, count: sealed.count)

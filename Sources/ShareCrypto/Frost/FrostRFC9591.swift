@@ -94,7 +94,16 @@ public enum FrostRFC9591 {
     public static func sign(nonce: FrostSigningNonce, share: Scalar, index: Int, package: FrostSigningPackage) throws -> Scalar {
         precondition(share.curve == package.curve, "share and package of two curves")
         _ = try package.commitment(of: index, matching: nonce)
-        let values = try sessionValues(package)
+        return try sign(nonce: nonce, share: share, index: index, package: package, values: try sessionValues(package))
+    }
+
+    /// ``sign(nonce:share:index:package:)`` with the package's session values already computed
+    /// (``sessionValues(_:)``), so a caller that needs them anyway computes them once.
+    public static func sign(
+        nonce: FrostSigningNonce, share: Scalar, index: Int, package: FrostSigningPackage, values: SessionValues
+    ) throws -> Scalar {
+        precondition(share.curve == package.curve, "share and package of two curves")
+        _ = try package.commitment(of: index, matching: nonce)
         let lambda = try package.lagrangeCoefficient(of: index)
         let (hiding, binding) = try nonce.take()
         // Keys of the binding factors are the package's signers, which include `index`.
@@ -135,7 +144,13 @@ public enum FrostRFC9591 {
     public static func aggregate(
         signatureShares: [Int: Scalar], publicShares: [Int: Point], package: FrostSigningPackage
     ) throws -> [UInt8] {
-        let values = try sessionValues(package)
+        try aggregate(signatureShares: signatureShares, publicShares: publicShares, package: package, values: try sessionValues(package))
+    }
+
+    /// ``aggregate(signatureShares:publicShares:package:)`` with the session values already computed.
+    public static func aggregate(
+        signatureShares: [Int: Scalar], publicShares: [Int: Point], package: FrostSigningPackage, values: SessionValues
+    ) throws -> [UInt8] {
         guard Set(signatureShares.keys) == Set(package.signers) else {
             throw ShareCryptoError(.invalidParameters, "signature shares must come from exactly the package's signers")
         }

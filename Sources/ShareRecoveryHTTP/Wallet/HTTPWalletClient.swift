@@ -3,7 +3,7 @@ public import ShareRecovery
 
 /// The device's side of a 2-of-2 wallet whose other party is the reference server's custodian
 /// (`/wallets`): the wallet's birth by DKG (FORMATS.md §10) and its signatures (§11). The device
-/// runs the engine's roles (``DKGParty``, ``SigningParty``) and checks everything the server sends:
+/// runs the engine's roles (`DKGParty`, `SigningParty`) and checks everything the server sends:
 /// its proof, its sub-share, its signature share.
 ///
 /// Every call sends a bearer token of purpose ``TokenPurpose/sign``. Sub-shares never travel in

@@ -3,8 +3,8 @@ import ShareCrypto
 import ShareRecovery
 
 /// The custodian as party 2 of a 2-of-2 wallet: its distributed key generation (FORMATS.md §10) and
-/// its signatures (§11), behind `/wallets`. The protocol work is the engine's roles (``DKGParty``,
-/// ``SigningParty``); this type only keeps their state between a session's two requests, sealed in
+/// its signatures (§11), behind `/wallets`. The protocol work is the engine's roles (`DKGParty`,
+/// `SigningParty`); this type only keeps their state between a session's two requests, sealed in
 /// `protocol_sessions`, and advances each session once.
 struct WalletSessions: Sendable {
     /// The device's and the custodian's party indices (FORMATS.md §2).

@@ -66,6 +66,7 @@ public struct SigningPackage: Sendable {
             }
             switch mode {
             case .rfc9591:
+                // One computation of the session values serves signing and aggregation alike.
                 let package = try FrostSigningPackage(groupKey: publicKey, message: message, commitments: commitments)
                 return .rfc9591(package, try FrostRFC9591.sessionValues(package), publicShares: publicShares)
             case .bip340:
@@ -89,8 +90,9 @@ public struct SigningPackage: Sendable {
         }
         let signature = try mappingCryptoErrors { () throws -> [UInt8] in
             switch try session() {
-            case .rfc9591(let package, _, let publicShares):
-                return try FrostRFC9591.aggregate(signatureShares: signatureShares, publicShares: publicShares, package: package)
+            case .rfc9591(let package, let values, let publicShares):
+                return try FrostRFC9591.aggregate(
+                    signatureShares: signatureShares, publicShares: publicShares, package: package, values: values)
             case .bip340(let session):
                 return try FrostBIP340.aggregateVerified(partialSignatures: signatureShares, commitments: commitments, session: session)
             }

@@ -4,7 +4,7 @@ public import ShareCrypto
 /// round 2 signs the agreed ``SigningPackage`` with it, once.
 ///
 /// Like every protocol role here it takes messages and returns messages, and knows nothing of
-/// transport or storage. Its state between rounds is the ``FrostSigningNonce``: single use (a
+/// transport or storage. Its state between rounds is the `FrostSigningNonce`: single use (a
 /// second signature with it throws `nonceReused`) and wiped after signing.
 public struct SigningParty: Sendable, CustomStringConvertible {
     /// The signer's share, with its secret.
@@ -31,7 +31,7 @@ public struct SigningParty: Sendable, CustomStringConvertible {
     }
 
     /// Round 1: a fresh single-use nonce pair from the system CSPRNG mixed with the share, as the
-    /// mode's standard says. Publish its ``FrostSigningNonce/commitment``; keep the nonce for round 2.
+    /// mode's standard says. Publish its `FrostSigningNonce.commitment`; keep the nonce for round 2.
     /// - Parameters:
     ///   - message: The message, if known now (bip340 binds it into the nonce as defence in depth).
     ///   - random: The random source.
@@ -78,8 +78,8 @@ public struct SigningParty: Sendable, CustomStringConvertible {
         let index = share.partyIndex
         return try mappingCryptoErrors { () throws -> Scalar in
             switch try package.session() {
-            case .rfc9591(let frostPackage, _, _):
-                return try FrostRFC9591.sign(nonce: nonce, share: secret, index: index, package: frostPackage)
+            case .rfc9591(let frostPackage, let values, _):
+                return try FrostRFC9591.sign(nonce: nonce, share: secret, index: index, package: frostPackage, values: values)
             case .bip340(let session):
                 return try FrostBIP340.sign(nonce: nonce, share: secret, index: index, session: session)
             }
