@@ -1,15 +1,14 @@
 public import ShareCrypto
 
-/// The custodian role in process: holds the custodian's signing shares and X25519 key, fetches
-/// backup shares through a ``CustodianShareSource``. For tests, demos and offline kits; the reference
-/// server runs the same steps behind HTTP.
+/// The custodian in process: keeps the values of the one custodian role (``ResharingCustodian``) in
+/// memory, with the custodian's signing shares and X25519 key, and fetches backup shares through a
+/// ``CustodianShareSource``. For tests, demos and offline kits; the reference server keeps the same
+/// role's values in its database.
 public actor LocalCustodian: Custodian {
-    private struct Session {
-        let clientId: String
-        let purpose: ResharingSessionRequest.Purpose
-        let plan: ResharingPlan
-        let dealings: [Dealing]
-        var newShares: [ShareRecord] = []
+    /// A session's value of the one custodian role, and who it is for.
+    private enum Session {
+        case opened(ResharingCustodian.Opened, clientId: String)
+        case finished(ResharingCustodian.Finished, clientId: String)
     }
 
     private let key: SealingKeyPair
@@ -40,82 +39,43 @@ public actor LocalCustodian: Custodian {
     public func currentSigningShares(clientId: String) -> [ShareRecord] { signingShares[clientId] ?? [] }
 
     public func openSession(_ request: ResharingSessionRequest) async throws -> ResharingSessionOffer {
-        let client = request.clientShare
-        let dealers: [ShareRecord]
-        let newKind: SetKind
-        let newGeneration: UInt32
-        switch request.purpose {
-        case .backup:
-            // The caller's mistake, not missing custodian data: invalidParameters, as the reference server answers.
-            guard client.kind == .signing else {
-                throw ShareRecoveryError(
-                    .invalidParameters, "a backup reshares a signing share; clientShare is a \(client.kind) share")
-            }
-            let own = (signingShares[request.clientId] ?? []).filter { $0.isSameSet(as: client) && $0.partyIndex != client.partyIndex }
-            dealers = Array(own.sorted { $0.partyIndex < $1.partyIndex }.prefix(client.threshold - 1))
-            guard dealers.count == client.threshold - 1 else {
-                throw ShareRecoveryError(.noMatchingShare, "the custodian holds no signing share of this set")
-            }
-            newKind = .backup
-            newGeneration = client.generation
-        case .recovery(let method):
-            let candidates = try await shareSource.fetchBackupShares(clientId: request.clientId)
-            dealers = try CustodianShareSelector(custodianKey: key).select(for: client, method: method, candidates: candidates).get()
-            newKind = .signing
-            // One more than the newest signing generation the custodian knows (FORMATS.md §3).
-            let newest = (signingShares[request.clientId] ?? []).map(\.generation).max() ?? client.generation
-            guard max(newest, client.generation) < UInt32.max else {
-                throw ShareRecoveryError(.invalidParameters, "the generation cannot be advanced")
-            }
-            newGeneration = max(newest, client.generation) + 1
+        var candidates: [String] = []
+        if case .recovery = request.purpose {
+            candidates = try await shareSource.fetchBackupShares(clientId: request.clientId)
         }
-        var setId = SetID.random(using: random)
-        while setId == client.setId { setId = SetID.random(using: random) }
-        let plan = try ResharingPlan(
-            oldSet: client, dealers: [client.partyIndex] + dealers.map(\.partyIndex), newThreshold: client.threshold,
-            newParties: client.parties, newKind: newKind, newGeneration: newGeneration, newSetId: setId)
-        let dealings = try dealers.map { try ResharingDealer.deal(share: $0, plan: plan, using: random) }
+        let opened = try ResharingCustodian.open(
+            request: request, signingShares: signingShares[request.clientId] ?? [], candidates: candidates, custodianKey: key,
+            using: random)
         let sessionId = Hex.encode(random.bytes(count: 16))
-        sessions[sessionId] = Session(clientId: request.clientId, purpose: request.purpose, plan: plan, dealings: dealings)
-        // The client receives only its own sub-share of each custodian dealing.
-        let offered = dealings.map { dealing in
-            Dealing(
-                dealerIndex: dealing.dealerIndex, commitments: dealing.commitments,
-                subShares: dealing.subShares.filter { $0.key == client.partyIndex })
-        }
-        return ResharingSessionOffer(sessionId: sessionId, plan: plan, custodianDealings: offered)
+        sessions[sessionId] = .opened(opened, clientId: request.clientId)
+        return ResharingSessionOffer(sessionId: sessionId, plan: opened.plan, custodianDealings: opened.offeredDealings)
     }
 
     public func finishSession(id: String, clientDealing: Dealing) throws -> ResharingSessionResult {
-        guard var session = sessions[id] else { throw ShareRecoveryError(.notFound, "no such resharing session") }
-        let dealings = session.dealings + [clientDealing]
-        let clientIndex = session.plan.oldSet.partyIndex
-        let ownParties = (1...session.plan.newParties).filter { $0 != clientIndex }
-        session.newShares = try ownParties.map { try ResharingReceiver.receive(partyIndex: $0, plan: session.plan, dealings: dealings) }
-        sessions[id] = session
-        var backupShares: [String] = []
-        if case .backup(let method) = session.purpose {
-            backupShares = try session.newShares.map {
-                try CustodianBackupShare(sealing: $0, method: method, custodianPublicKey: key.publicKey, using: random).json
-            }
+        guard case .opened(let opened, let clientId)? = sessions[id] else {
+            throw ShareRecoveryError(.notFound, "no open resharing session with this id")
         }
-        return ResharingSessionResult(newCommitments: session.newShares[0].commitments, custodianBackupShares: backupShares)
+        let finished = try opened.finish(clientDealing: clientDealing, custodianPublicKey: key.publicKey, using: random)
+        sessions[id] = .finished(finished, clientId: clientId)
+        return finished.result
     }
 
     public func confirmSession(id: String) throws {
         if confirmed.contains(id) { return }
-        guard let session = sessions[id], !session.newShares.isEmpty else {
+        guard case .finished(let finished, let clientId)? = sessions[id] else {
             throw ShareRecoveryError(.notFound, "no finished resharing session")
         }
+        try finished.checkConfirmable(current: signingShares[clientId] ?? [])
         sessions[id] = nil
-        if case .recovery = session.purpose {
-            // Only the new signing set is kept: the old (lost device's) set is now useless.
-            signingShares[session.clientId] = session.newShares
-        }
+        if let keep = finished.signingSetToKeep { signingShares[clientId] = keep }
         confirmed.insert(id)
     }
 
     public func abortSession(id: String) {
         sessions[id] = nil
     }
+
+    /// Whether a session was confirmed: its set is current, and an abort must not answer as if it
+    /// were undone (the reference server answers 409).
+    public func isConfirmed(id: String) -> Bool { confirmed.contains(id) }
 }

@@ -3,9 +3,10 @@ import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
 
-/// The custodian role of FORMATS.md §3 behind `/recovery/sessions`: the same steps as ``LocalCustodian``,
-/// with every step's state in the database (secrets sealed under the master key) so any server process can
-/// take the next call.
+/// The custodian role of FORMATS.md §3 behind `/recovery/sessions`: the engine's one custodian role
+/// (`ResharingCustodian`, which `LocalCustodian` keeps in memory) with its values in the database
+/// (secrets sealed under the master key), so any server process can take the next call. Confirm
+/// enforces the role's rule (the signing set must not have moved) inside its storage transaction.
 struct CustodianSessions: Sendable {
     /// Why a set is reshared.
     enum Purpose: String, Sendable {
@@ -14,83 +15,49 @@ struct CustodianSessions: Sendable {
 
         /// The token purpose a session of this kind needs.
         var tokenPurpose: TokenPurpose { self == .backup ? .addOrUpdateRecovery : .recover }
+
+        /// The engine's purpose for a method.
+        func request(_ method: BackupMethod) -> ResharingSessionRequest.Purpose {
+            self == .backup ? .backup(method) : .recovery(method)
+        }
     }
 
     let state: ServerState
 
     // MARK: Open
 
-    /// Plans the resharing, deals the custodian's shares and stores the session.
+    /// Opens the session with the one custodian role (`ResharingCustodian.open`) and stores its value:
+    /// the plan, the public half of the dealings and, sealed, the session key and the sub-shares for
+    /// the custodian's own new parties.
     /// - Returns: The 201 body: `sessionId`, `plan`, `custodianDealings`, `custodianKey`.
     func open(clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8])
         async throws
         -> JSONValue
     {
-        let client = clientShare
-        let dealers: [ShareRecord]
-        let newKind: SetKind
-        let newGeneration: UInt32
-        var expectedSet = ""
         let own = try await signingShares(clientId: clientId)
-        switch purpose {
-        case .backup:
-            guard client.kind == .signing else {
-                throw APIError(
-                    .badRequest, .invalidParameters,
-                    "a backup reshares a signing share; clientShare is a \(client.kind) share")
-            }
-            let matching = own.filter { $0.isSameSet(as: client) && $0.partyIndex != client.partyIndex }
-            dealers = Array(matching.sorted { $0.partyIndex < $1.partyIndex }.prefix(client.threshold - 1))
-            guard dealers.count == client.threshold - 1 else {
-                throw APIError(.notFound, .noMatchingShare, "the custodian holds no signing share of this set")
-            }
-            newKind = .backup
-            newGeneration = client.generation
-        case .recovery:
-            let candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase)
-            let selector = CustodianShareSelector(custodianKey: state.custodianKey)
-            dealers = try checkingClientInput {
-                try selector.select(for: client, method: method, candidates: candidates).get()
-            }
-            newKind = .signing
-            // One more than the newest signing generation the custodian knows (FORMATS.md §3).
-            let newest = max(own.map(\.generation).max() ?? client.generation, client.generation)
-            guard newest < UInt32.max else {
-                throw APIError(.badRequest, .invalidParameters, "the generation cannot be advanced")
-            }
-            newGeneration = newest + 1
-            expectedSet = own.first?.setId.hex ?? ""
+        var candidates: [String] = []
+        if purpose == .recovery { candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase) }
+        let request = ResharingSessionRequest(clientId: clientId, purpose: purpose.request(method), clientShare: clientShare)
+        let opened = try checkingClientInput {
+            try ResharingCustodian.open(
+                request: request, signingShares: own, candidates: candidates, custodianKey: state.custodianKey)
         }
-        var setId = SetID.random()
-        while setId == client.setId { setId = SetID.random() }
-        let plan = try checkingClientInput {
-            try ResharingPlan(
-                oldSet: client, dealers: [client.partyIndex] + dealers.map(\.partyIndex),
-                newThreshold: client.threshold,
-                newParties: client.parties, newKind: newKind, newGeneration: newGeneration, newSetId: setId)
-        }
-        let dealings = try dealers.map { try ResharingDealer.deal(share: $0, plan: plan) }
+        let plan = opened.plan
         let sessionKey = SealingKeyPair()
         let sessionId = Hex.encode(SystemRandom().bytes(count: 16))
-
         // The client receives only its own sub-share of each custodian dealing, sealed to its session key.
         let offered = try checkingClientInput {
-            try dealings.map { try SessionWire.encode($0, sealingTo: [client.partyIndex: clientKey]) }
+            try opened.offeredDealings.map { try SessionWire.encode($0, sealingTo: [plan.oldSet.partyIndex: clientKey]) }
         }
-        let ownParties = Self.ownParties(plan)
         var secretParts = [sessionKey.secretKey]
-        for dealing in dealings {
-            for party in ownParties {
-                guard let subShare = dealing.subShares[party] else {
-                    throw ShareRecoveryError(.invalidParameters, "a dealing lacks a sub-share")
-                }
-                secretParts.append(subShare.rawRepresentation)
-            }
+        for dealing in opened.dealings {
+            // Opened guarantees a sub-share for every custodian party.
+            for party in ResharingCustodian.ownParties(plan) { secretParts.append(dealing.subShares[party]!.rawRepresentation) }
         }
         let sealedSecrets = try state.sealer.seal(
             SecureBytes.concatenating(secretParts), table: "recovery_sessions", row: [sessionId, "secrets"])
         let publicDealings = JSONValue.array(
-            dealings.map {
+            opened.dealings.map {
                 .object([
                     ("dealerIndex", .number(String($0.dealerIndex))),
                     ("commitments", SessionWire.encode(points: $0.commitments)),
@@ -100,7 +67,7 @@ struct CustodianSessions: Sendable {
             SessionRecord(
                 id: sessionId, clientId: clientId, purpose: purpose.rawValue, method: method.name, state: .open,
                 planJSON: JSONWriter.write(SessionWire.encode(plan)), dealingsJSON: JSONWriter.write(publicDealings),
-                expectedSet: expectedSet, sealedSecrets: sealedSecrets, sealedPending: nil,
+                expectedSet: opened.expectedSet?.hex ?? "", sealedSecrets: sealedSecrets, sealedPending: nil,
                 expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
         return .object([
             ("sessionId", .string(sessionId)),
@@ -112,7 +79,8 @@ struct CustodianSessions: Sendable {
 
     // MARK: Finish
 
-    /// Receives the client's dealing, computes the custodian's new shares (§3 steps 2–5) and keeps them as pending.
+    /// Restores the opened role value from its row, lets it finish with the client's dealing (§3
+    /// steps 2–5), and keeps a recovery's new shares as pending.
     /// - Returns: The 200 body: `newCommitments` and `custodianBackupShares` (empty for a recovery).
     func finish(_ session: SessionRecord, clientDealing: JSONValue) async throws -> JSONValue {
         guard session.state == .open else { throw APIError.conflict("the session is already finished") }
@@ -120,7 +88,7 @@ struct CustodianSessions: Sendable {
         guard let purpose = Purpose(rawValue: session.purpose), let method = BackupMethod(name: session.method) else {
             throw ShareRecoveryError(.storageFailure, "unknown session purpose or method")
         }
-        let ownParties = Self.ownParties(plan)
+        let ownParties = ResharingCustodian.ownParties(plan)
         let secrets = try state.sealer.open(
             session.sealedSecrets, table: "recovery_sessions", row: [session.id, "secrets"])
         let publicDealings = try StrictJSON.parse(session.dealingsJSON)
@@ -146,31 +114,17 @@ struct CustodianSessions: Sendable {
             }
             custodianDealings.append(Dealing(dealerIndex: dealerIndex, commitments: commitments, subShares: subShares))
         }
-
-        let received = try checkingClientInput {
-            try SessionWire.decodeDealing(clientDealing, curve: plan.oldSet.curve, openingWith: sessionKey)
+        let opened = try ResharingCustodian.Opened(
+            purpose: purpose.request(method), plan: plan, dealings: custodianDealings,
+            expectedSet: session.expectedSet.isEmpty ? nil : try SetID(bytes: Hex.decode(session.expectedSet) ?? []))
+        let finished = try checkingClientInput { () throws -> ResharingCustodian.Finished in
+            let received = try SessionWire.decodeDealing(clientDealing, curve: plan.oldSet.curve, openingWith: sessionKey)
+            return try opened.finish(clientDealing: received, custodianPublicKey: state.custodianKey.publicKey)
         }
-        guard received.dealerIndex == plan.oldSet.partyIndex else {
-            throw APIError(
-                .badRequest, .dealerCheckFailed, "the client's dealing must come from party \(plan.oldSet.partyIndex)")
-        }
-        let dealings = custodianDealings + [received]
-        let newShares = try checkingClientInput {
-            try ownParties.map { try ResharingReceiver.receive(partyIndex: $0, plan: plan, dealings: dealings) }
-        }
-        var backupShares: [JSONValue] = []
         var sealedPending: [UInt8]?
-        switch purpose {
-        case .backup:
-            backupShares = try newShares.map {
-                .string(
-                    try CustodianBackupShare(
-                        sealing: $0, method: method, custodianPublicKey: state.custodianKey.publicKey
-                    ).json)
-            }
-        case .recovery:
+        if let keep = finished.signingSetToKeep {
             var parts: [SecureBytes] = []
-            for share in newShares {
+            for share in keep {
                 let binary = try share.binary()
                 parts.append(SecureBytes(copying: [UInt8(binary.count >> 8), UInt8(binary.count & 0xFF)]))
                 parts.append(binary)
@@ -181,9 +135,10 @@ struct CustodianSessions: Sendable {
         guard try await state.storage.finishSession(id: session.id, sealedPending: sealedPending, now: state.now) else {
             throw APIError.conflict("the session is already finished")
         }
+        let result = finished.result
         return .object([
-            ("newCommitments", SessionWire.encode(points: newShares[0].commitments)),
-            ("custodianBackupShares", .array(backupShares)),
+            ("newCommitments", SessionWire.encode(points: result.newCommitments)),
+            ("custodianBackupShares", .array(result.custodianBackupShares.map { .string($0) })),
         ])
     }
 
@@ -240,8 +195,4 @@ struct CustodianSessions: Sendable {
                 row: [clientId, String(record.partyIndex), record.setId.hex]))
     }
 
-    /// The custodian's parties of the new set: every index but the client's.
-    static func ownParties(_ plan: ResharingPlan) -> [Int] {
-        (1...plan.newParties).filter { $0 != plan.oldSet.partyIndex }
-    }
 }

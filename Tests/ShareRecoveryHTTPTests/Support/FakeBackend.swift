@@ -157,7 +157,6 @@ final class FakeBackend: Sendable {
             return try await self.guarded(request, purposes: [session.purpose]) {
                 // As on the reference server, a confirmed session stays and confirms again (a retry after a lost answer).
                 try await self.custodian.confirmSession(id: id)
-                await self.sessions.markConfirmed(id)
                 return Response(status: .noContent)
             }
         }
@@ -165,7 +164,7 @@ final class FakeBackend: Sendable {
             let id = try Self.parameter(context, "id")
             guard let session = await self.sessions.session(id) else { return TestServer.error(.notFound, code: "notFound") }
             return try await self.guarded(request, purposes: [session.purpose]) {
-                guard await !self.sessions.isConfirmed(id) else { return TestServer.error(.conflict, code: "conflict") }
+                guard await !self.custodian.isConfirmed(id: id) else { return TestServer.error(.conflict, code: "conflict") }
                 await self.custodian.abortSession(id: id)
                 await self.sessions.remove(id)
                 return Response(status: .noContent)
@@ -236,13 +235,10 @@ private actor FakeSessions {
     }
 
     private var entries: [String: Entry] = [:]
-    private var confirmed: Set<String> = []
 
     func insert(_ id: String, _ entry: Entry) { entries[id] = entry }
     func session(_ id: String) -> Entry? { entries[id] }
     func remove(_ id: String) { entries[id] = nil }
-    func markConfirmed(_ id: String) { confirmed.insert(id) }
-    func isConfirmed(_ id: String) -> Bool { confirmed.contains(id) }
 }
 
 /// A share source whose HTTP endpoint is known only once the server runs.

@@ -1,0 +1,182 @@
+public import ShareCrypto
+
+/// The custodian's side of a resharing session (FORMATS.md §3, backup and recovery) as values:
+/// ``open(request:signingShares:candidates:custodianKey:using:)`` → ``Opened`` →
+/// ``Opened/finish(clientDealing:custodianPublicKey:using:)`` → ``Finished``, whose
+/// ``Finished/signingSetToKeep`` is what a confirm makes current.
+///
+/// This is the one custodian implementation: ``LocalCustodian`` keeps the values in memory, the
+/// reference server keeps an ``Opened`` as its plan, public dealings and sealed sub-shares and a
+/// ``Finished`` as its sealed new shares. Neither adds a check of its own.
+public enum ResharingCustodian {
+    /// A session after open: the plan and the custodian's dealings, with the sub-shares for its own
+    /// new parties (secret).
+    public struct Opened: Sendable, CustomStringConvertible {
+        /// Backup or recovery, with the method.
+        public let purpose: ResharingSessionRequest.Purpose
+        /// The agreed plan; its old set is the client's.
+        public let plan: ResharingPlan
+        /// One dealing per custodian dealer, with every new party's sub-share.
+        public let dealings: [Dealing]
+        /// For a recovery, the custodian's signing set when the session opened (`nil` when it held
+        /// none): a confirm must find it unchanged, so of two recoveries planned on one set only the
+        /// first confirm wins.
+        public let expectedSet: SetID?
+
+        /// Restores an opened session a keeper stored.
+        /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when the dealings do not fit the plan
+        ///   (a dealer outside Q, the client's index, a sub-share missing for a custodian party).
+        public init(purpose: ResharingSessionRequest.Purpose, plan: ResharingPlan, dealings: [Dealing], expectedSet: SetID?)
+            throws(ShareRecoveryError)
+        {
+            let client = plan.oldSet.partyIndex
+            let own = ResharingCustodian.ownParties(plan)
+            guard dealings.map(\.dealerIndex) == plan.dealers.filter({ $0 != client }),
+                dealings.allSatisfy({ dealing in own.allSatisfy { dealing.subShares[$0] != nil } })
+            else {
+                throw ShareRecoveryError(.invalidParameters, "the custodian's dealings do not fit the session's plan")
+            }
+            self.purpose = purpose
+            self.plan = plan
+            self.dealings = dealings
+            self.expectedSet = expectedSet
+        }
+
+        /// The dealings as the client receives them: only its own sub-share of each.
+        public var offeredDealings: [Dealing] {
+            dealings.map { dealing in
+                Dealing(
+                    dealerIndex: dealing.dealerIndex, commitments: dealing.commitments,
+                    subShares: dealing.subShares.filter { $0.key == plan.oldSet.partyIndex })
+            }
+        }
+
+        /// Finish: checks the client's dealing with every other (§3 steps 2–5) and computes the
+        /// custodian's new shares; for a backup also their custodian backup shares (§6).
+        /// - Parameters:
+        ///   - clientDealing: The client's dealing, with sub-shares for the custodian's parties.
+        ///   - custodianPublicKey: The X25519 key backup shares are sealed to.
+        ///   - random: The random source of the sealing.
+        /// - Throws: ``ShareRecoveryError``: `dealerCheckFailed` for a dealing from another party than
+        ///   the client, and every code of ``ResharingReceiver``.
+        public func finish(clientDealing: Dealing, custodianPublicKey: [UInt8], using random: some RandomSource = SystemRandom())
+            throws(ShareRecoveryError) -> Finished
+        {
+            guard clientDealing.dealerIndex == plan.oldSet.partyIndex else {
+                throw ShareRecoveryError(.dealerCheckFailed, "the client's dealing must come from party \(plan.oldSet.partyIndex)")
+            }
+            let newShares = try ResharingReceiver.receive(
+                partyIndices: ResharingCustodian.ownParties(plan), plan: plan, dealings: dealings + [clientDealing])
+            var backupShares: [String] = []
+            if case .backup(let method) = purpose {
+                backupShares = try newShares.map { (share) throws(ShareRecoveryError) in
+                    try CustodianBackupShare(sealing: share, method: method, custodianPublicKey: custodianPublicKey, using: random).json
+                }
+            }
+            return Finished(purpose: purpose, newShares: newShares, custodianBackupShares: backupShares, expectedSet: expectedSet)
+        }
+
+        public var description: String { "ResharingCustodian.Opened(\(purpose), plan for set \(plan.newSetId), sub-shares redacted)" }
+    }
+
+    /// A session after finish: the custodian's new shares, not yet current.
+    public struct Finished: Sendable, CustomStringConvertible {
+        /// Backup or recovery.
+        public let purpose: ResharingSessionRequest.Purpose
+        /// The custodian's new shares (parties other than the client's), with secrets.
+        public let newShares: [ShareRecord]
+        /// For a backup: the §6 JSON of each new share, for the integrator to store; empty for a recovery.
+        public let custodianBackupShares: [String]
+        /// As ``Opened/expectedSet``.
+        public let expectedSet: SetID?
+
+        /// Restores a finished session a keeper stored.
+        public init(purpose: ResharingSessionRequest.Purpose, newShares: [ShareRecord], custodianBackupShares: [String], expectedSet: SetID?) {
+            self.purpose = purpose
+            self.newShares = newShares
+            self.custodianBackupShares = custodianBackupShares
+            self.expectedSet = expectedSet
+        }
+
+        /// What the custodian tells the client.
+        public var result: ResharingSessionResult {
+            ResharingSessionResult(newCommitments: newShares[0].commitments, custodianBackupShares: custodianBackupShares)
+        }
+
+        /// What a confirm makes current: for a recovery the new signing set (the old one, with a lost
+        /// device's share, becomes useless); `nil` for a backup, which changes no signing share.
+        public var signingSetToKeep: [ShareRecord]? {
+            if case .recovery = purpose { return newShares }
+            return nil
+        }
+
+        /// Checks that the custodian's signing set is still the one the session was planned against.
+        /// - Parameter current: The custodian's current signing shares of the client.
+        /// - Throws: ``ShareRecoveryError/Code/conflict`` when it changed.
+        public func checkConfirmable(current: [ShareRecord]) throws(ShareRecoveryError) {
+            guard signingSetToKeep != nil else { return }
+            guard Set(current.map(\.setId)) == Set(expectedSet.map { [$0] } ?? []) else {
+                throw ShareRecoveryError(.conflict, "the custodian's signing set changed since this session opened")
+            }
+        }
+
+        public var description: String { "ResharingCustodian.Finished(\(purpose), \(newShares.count) new shares, secrets redacted)" }
+    }
+
+    /// Open: finds the custodian's dealers, fixes the plan and deals (FORMATS.md §3 with the custodian
+    /// as co-dealer).
+    /// - Parameters:
+    ///   - request: What the client asks to reshare.
+    ///   - signingShares: The custodian's current signing shares of the client.
+    ///   - candidates: For a recovery, the client's custodian backup shares (§6 JSON) from the
+    ///     integrator, selected by §7; ignored for a backup.
+    ///   - custodianKey: The custodian's X25519 key pair (opens sealed backup shares).
+    ///   - random: The random source of the setId and the dealings.
+    /// - Throws: ``ShareRecoveryError``: `invalidParameters` for a backup of a share that is not a
+    ///   signing share (the caller's mistake) or a generation that cannot advance; `noMatchingShare`
+    ///   when the custodian holds no signing share of the client's set (backup) or selection finds
+    ///   none (recovery); `inconsistentShares` from selection.
+    public static func open(
+        request: ResharingSessionRequest, signingShares: [ShareRecord], candidates: [String], custodianKey: SealingKeyPair,
+        using random: some RandomSource = SystemRandom()
+    ) throws(ShareRecoveryError) -> Opened {
+        let client = request.clientShare
+        let dealers: [ShareRecord]
+        let newKind: SetKind
+        let newGeneration: UInt32
+        var expectedSet: SetID?
+        switch request.purpose {
+        case .backup:
+            guard client.kind == .signing else {
+                throw ShareRecoveryError(.invalidParameters, "a backup reshares a signing share; clientShare is a \(client.kind) share")
+            }
+            let matching = signingShares.filter { $0.isSameSet(as: client) && $0.partyIndex != client.partyIndex }
+            dealers = Array(matching.sorted { $0.partyIndex < $1.partyIndex }.prefix(client.threshold - 1))
+            guard dealers.count == client.threshold - 1 else {
+                throw ShareRecoveryError(.noMatchingShare, "the custodian holds no signing share of this set")
+            }
+            newKind = .backup
+            newGeneration = client.generation
+        case .recovery(let method):
+            dealers = try CustodianShareSelector(custodianKey: custodianKey).select(for: client, method: method, candidates: candidates).get()
+            newKind = .signing
+            // One more than the newest signing generation the custodian knows (FORMATS.md §3).
+            let newest = max(signingShares.map(\.generation).max() ?? client.generation, client.generation)
+            guard newest < UInt32.max else { throw ShareRecoveryError(.invalidParameters, "the generation cannot be advanced") }
+            newGeneration = newest + 1
+            expectedSet = signingShares.first?.setId
+        }
+        var setId = SetID.random(using: random)
+        while setId == client.setId { setId = SetID.random(using: random) }
+        let plan = try ResharingPlan(
+            oldSet: client, dealers: [client.partyIndex] + dealers.map(\.partyIndex), newThreshold: client.threshold,
+            newParties: client.parties, newKind: newKind, newGeneration: newGeneration, newSetId: setId)
+        let dealings = try dealers.map { (share) throws(ShareRecoveryError) in try ResharingDealer.deal(share: share, plan: plan, using: random) }
+        return try Opened(purpose: request.purpose, plan: plan, dealings: dealings, expectedSet: expectedSet)
+    }
+
+    /// The custodian's parties of the new set: every index but the client's.
+    public static func ownParties(_ plan: ResharingPlan) -> [Int] {
+        (1...plan.newParties).filter { $0 != plan.oldSet.partyIndex }
+    }
+}
