@@ -3,7 +3,9 @@
 #   1. the whole suite under AddressSanitizer, then ThreadSanitizer (scripts/sanitizers.sh);
 #   2. the Examples/ package: built against the root package by path, both executables run, the
 #      second against a reference server this script starts (scripts/examples.sh);
-#   3. the DocC documentation of every library target, with no warning (scripts/docs.sh).
+#   3. the DocC documentation of every library target, with no warning (scripts/docs.sh);
+#   4. every signature checked by verifiers that know nothing of this project: PyNaCl and coincurve
+#      in a venv from PyPI (scripts/independent-verify.sh).
 # Each step prints its own timing; any failure stops the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +24,5 @@ step() {
 step "sanitizers" scripts/sanitizers.sh
 step "examples" scripts/examples.sh
 step "documentation" scripts/docs.sh
+step "independent signature verification" scripts/independent-verify.sh
 echo "check.sh: all slow checks passed in $((SECONDS - started)) s" >&2
