@@ -55,7 +55,7 @@ struct CustodianSessions: Sendable {
             for party in ResharingCustodian.ownParties(plan) { secretParts.append(dealing.subShares[party]!.rawRepresentation) }
         }
         let sealedSecrets = try state.sealer.seal(
-            SecureBytes.concatenating(secretParts), table: "recovery_sessions", row: [sessionId, "secrets"])
+            SecureBytes.concatenating(secretParts), table: "protocol_sessions", row: [sessionId, "secrets"])
         let publicDealings = JSONValue.array(
             opened.dealings.map {
                 .object([
@@ -90,7 +90,7 @@ struct CustodianSessions: Sendable {
         }
         let ownParties = ResharingCustodian.ownParties(plan)
         let secrets = try state.sealer.open(
-            session.sealedSecrets, table: "recovery_sessions", row: [session.id, "secrets"])
+            session.sealedSecrets, table: "protocol_sessions", row: [session.id, "secrets"])
         let publicDealings = try StrictJSON.parse(session.dealingsJSON)
         guard case .array(let entries) = publicDealings, secrets.count == 32 + entries.count * ownParties.count * 32
         else {
@@ -130,7 +130,7 @@ struct CustodianSessions: Sendable {
                 parts.append(binary)
             }
             sealedPending = try state.sealer.seal(
-                SecureBytes.concatenating(parts), table: "recovery_sessions", row: [session.id, "pending"])
+                SecureBytes.concatenating(parts), table: "protocol_sessions", row: [session.id, "pending"])
         }
         guard try await state.storage.finishSession(id: session.id, sealedPending: sealedPending, now: state.now) else {
             throw APIError.conflict("the session is already finished")
@@ -154,7 +154,7 @@ struct CustodianSessions: Sendable {
             guard let sealed = session.sealedPending else {
                 throw ShareRecoveryError(.storeCorrupted, "a finished recovery session has no pending shares")
             }
-            let pending = try state.sealer.open(sealed, table: "recovery_sessions", row: [session.id, "pending"])
+            let pending = try state.sealer.open(sealed, table: "protocol_sessions", row: [session.id, "pending"])
             var shares: [SealedSigningShare] = []
             var offset = 0
             while offset < pending.count {

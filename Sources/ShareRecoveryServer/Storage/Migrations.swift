@@ -110,6 +110,11 @@ enum Migrations {
             """,
             "CREATE INDEX protocol_sessions_expiry ON protocol_sessions (expires_at)",
         ],
+        [
+            // Resharing sessions move into protocol_sessions (protocol 'resharing'): one session store for
+            // every multi-round protocol. Sessions live minutes; any open at the upgrade are abandoned.
+            "DROP TABLE recovery_sessions",
+        ],
     ]
 
     /// The statements of a migration in a dialect.

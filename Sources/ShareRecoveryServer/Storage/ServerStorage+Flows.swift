@@ -117,7 +117,6 @@ extension ServerStorage {
             try await transaction.query("DELETE FROM recovery_flows WHERE expires_at < ?", .integer(now - 86_400))
             try await transaction.query("DELETE FROM spent_tokens WHERE expires_at < ?", .integer(now))
             try await transaction.query("DELETE FROM rate_limits WHERE window_start < ?", .integer(now - 86_400))
-            try await transaction.query("DELETE FROM recovery_sessions WHERE expires_at < ?", .integer(now))
             try await transaction.query("DELETE FROM protocol_sessions WHERE expires_at < ?", .integer(now))
         }
     }

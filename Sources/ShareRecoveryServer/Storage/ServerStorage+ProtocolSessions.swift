@@ -1,12 +1,14 @@
 import ShareCrypto
 import ShareRecovery
 
-/// A row of `protocol_sessions`: one DKG or signing session in which the custodian is party 2.
+/// A row of `protocol_sessions`, the one session store of every multi-round protocol the custodian
+/// takes part in: resharing (FORMATS.md §3), DKG (§10) and signing (§11).
 struct ProtocolSessionRecord: Sendable {
     /// Which protocol role the sealed state belongs to.
-    enum Kind: String, Sendable { case dkg, signing }
-    /// `open` until its one advancing request; `done` rows keep no secret and wait for expiry.
-    enum State: String, Sendable { case open, done }
+    enum Kind: String, Sendable { case resharing, dkg, signing }
+    /// `open`, then (resharing only) `finished`, then `done`; `done` rows keep no secret and wait for
+    /// expiry, so a retried request learns what happened.
+    enum State: String, Sendable { case open, finished, done }
 
     let id: String
     let clientId: String
@@ -19,9 +21,8 @@ struct ProtocolSessionRecord: Sendable {
     let expiresAt: Int64
 }
 
-/// Wallet sessions of the custodian party (FORMATS.md §10–§11). A session advances once, by
-/// compare-and-swap on `state = 'open'`, in the same transaction as what it produces, so a replayed
-/// or concurrent request finds it done and is refused.
+/// The session store. A session advances by compare-and-swap on its state, in the same transaction as
+/// what the step produces, so a replayed or concurrent request finds it advanced and is refused.
 extension ServerStorage {
     func createProtocolSession(_ session: ProtocolSessionRecord) async throws {
         try await transaction { transaction -> Void in
@@ -81,15 +82,18 @@ extension ServerStorage {
         }
     }
 
-    /// The compare-and-swap: the one statement that lets a session advance once.
-    private static func advance(_ transaction: any SQLTransaction, id: String, now: Int64) async throws -> Bool {
+    /// The compare-and-swap: the one statement that lets a session leave a state, once.
+    static func advance(
+        _ transaction: any SQLTransaction, id: String, from: ProtocolSessionRecord.State = .open,
+        to: ProtocolSessionRecord.State = .done, sealedState: [UInt8] = [], now: Int64
+    ) async throws -> Bool {
         try await !transaction.query(
-            "UPDATE protocol_sessions SET state = 'done', sealed_state = ? WHERE id = ? AND state = 'open' AND expires_at > ? RETURNING id",
-            .blob([]), .text(id), .integer(now)
+            "UPDATE protocol_sessions SET state = ?, sealed_state = ? WHERE id = ? AND state = ? AND expires_at > ? RETURNING id",
+            .text(to.rawValue), .blob(sealedState), .text(id), .text(from.rawValue), .integer(now)
         ).isEmpty
     }
 
-    private static func protocolSessionRecord(_ row: SQLRow) throws -> ProtocolSessionRecord {
+    static func protocolSessionRecord(_ row: SQLRow) throws -> ProtocolSessionRecord {
         guard let kind = ProtocolSessionRecord.Kind(rawValue: try row.text("protocol")),
             let state = ProtocolSessionRecord.State(rawValue: try row.text("state"))
         else { throw ShareRecoveryError(.storageFailure, "unknown protocol session kind or state") }

@@ -1,7 +1,10 @@
 import ShareCrypto
 import ShareRecovery
 
-/// A resharing session row (FORMATS.md §3, custodian side).
+/// A resharing session (FORMATS.md §3, custodian side) as the custodian keeps it: a `protocol_sessions`
+/// row of protocol `resharing`, whose public JSON holds the purpose, method, plan, public dealings and
+/// expected set, and whose sealed state holds the session key and the custodian's sub-shares while
+/// open, the pending new shares once finished (a recovery), and nothing once confirmed.
 struct SessionRecord: Sendable {
     /// `confirmed` rows keep no secrets; they stay until they expire so that a confirm retried after its
     /// answer was lost answers as the first one did.
@@ -20,7 +23,7 @@ struct SessionRecord: Sendable {
     let dealingsJSON: String
     /// The custodian's current signing set when the session opened ("" when none): confirm refuses if it moved.
     let expectedSet: String
-    /// Session key and the custodian's sub-shares for its own new parties, sealed.
+    /// Session key and the custodian's sub-shares for its own new parties, sealed (open sessions).
     let sealedSecrets: [UInt8]
     /// The custodian's new shares after finish (recovery), sealed.
     let sealedPending: [UInt8]?
@@ -35,59 +38,45 @@ enum SessionDeletion: Sendable, Equatable {
     case confirmed
 }
 
-/// Resharing sessions of the custodian role (FORMATS.md §3).
+/// Resharing sessions of the custodian role (FORMATS.md §3), in the one session store.
 extension ServerStorage {
     func createSession(_ session: SessionRecord) async throws {
-        try await transaction { transaction -> Void in
-            try await transaction.query(
-                """
-                INSERT INTO recovery_sessions
-                    (id, client_id, purpose, method, state, plan_json, dealings_json, expected_set, sealed_secrets, sealed_pending, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
-                """,
-                .text(session.id), .text(session.clientId), .text(session.purpose), .text(session.method),
-                .text(session.state.rawValue), .text(session.planJSON), .text(session.dealingsJSON),
-                .text(session.expectedSet),
-                .blob(session.sealedSecrets), .integer(session.expiresAt))
-        }
+        let binding = JSONValue.object([
+            ("purpose", .string(session.purpose)), ("method", .string(session.method)),
+            ("plan", .string(session.planJSON)), ("dealings", .string(session.dealingsJSON)),
+            ("expectedSet", .string(session.expectedSet)),
+        ])
+        try await createProtocolSession(
+            ProtocolSessionRecord(
+                id: session.id, clientId: session.clientId, kind: .resharing, state: .open, publicJSON: JSONWriter.write(binding),
+                sealedState: session.sealedSecrets, expiresAt: session.expiresAt))
     }
 
     /// The session, unless missing or expired.
     func session(id: String, now: Int64) async throws -> SessionRecord? {
-        try await read { transaction in
-            guard let row = try await transaction.query("SELECT * FROM recovery_sessions WHERE id = ?", .text(id)).first
-            else {
-                return nil
-            }
-            let session = try Self.sessionRecord(row)
-            return session.expiresAt > now ? session : nil
-        }
+        try await protocolSession(id: id, kind: .resharing, now: now).map(Self.sessionRecord)
     }
 
     /// open → finished, storing the pending shares; `false` when the session is no longer open.
     func finishSession(id: String, sealedPending: [UInt8]?, now: Int64) async throws -> Bool {
         try await transaction { transaction in
-            let pending: SQLValue = sealedPending.map { .blob($0) } ?? .null
-            return try await !transaction.query(
-                "UPDATE recovery_sessions SET state = 'finished', sealed_pending = ? WHERE id = ? AND state = 'open' AND expires_at > ? RETURNING id",
-                pending, .text(id), .integer(now)
-            ).isEmpty
+            try await Self.advance(transaction, id: id, from: .open, to: .finished, sealedState: sealedPending ?? [], now: now)
         }
     }
 
     /// Commits a finished session: for a recovery the new signing set replaces the old one, if the old one is
     /// still what the session was planned against. Confirming a confirmed session is done already.
-    /// The row stays, as `confirmed` and without its sealed secrets, until it expires.
+    /// The row stays, as done and without its sealed state, until it expires.
     func confirmSession(id: String, newShares: [SealedSigningShare]?, now: Int64) async throws -> SingleUseWrite {
         let forUpdate = self.forUpdate
         return try await transaction { transaction in
             guard
                 let row = try await transaction.query(
-                    "SELECT * FROM recovery_sessions WHERE id = ? AND expires_at > ?\(forUpdate)", .text(id),
-                    .integer(now)
+                    "SELECT * FROM protocol_sessions WHERE id = ? AND protocol = 'resharing' AND expires_at > ?\(forUpdate)",
+                    .text(id), .integer(now)
                 ).first
             else { return .notFound }
-            let session = try Self.sessionRecord(row)
+            let session = try Self.sessionRecord(try Self.protocolSessionRecord(row))
             if session.state == .confirmed { return .done }
             guard session.state == .finished else { throw APIError.conflict("the session is not finished") }
             if let newShares {
@@ -106,9 +95,9 @@ extension ServerStorage {
                         .integer(Int64(share.generation)), .blob(share.sealedRecord))
                 }
             }
-            try await transaction.query(
-                "UPDATE recovery_sessions SET state = 'confirmed', sealed_secrets = ?, sealed_pending = NULL WHERE id = ?",
-                .blob([]), .text(id))
+            guard try await Self.advance(transaction, id: id, from: .finished, to: .done, now: now) else {
+                throw APIError.conflict("the session changed while it was being confirmed")
+            }
             return .done
         }
     }
@@ -119,24 +108,34 @@ extension ServerStorage {
         return try await transaction { transaction in
             guard
                 let row = try await transaction.query(
-                    "SELECT state FROM recovery_sessions WHERE id = ?\(forUpdate)", .text(id)
+                    "SELECT state FROM protocol_sessions WHERE id = ? AND protocol = 'resharing'\(forUpdate)", .text(id)
                 ).first
             else { return .notFound }
-            if try row.text("state") == SessionRecord.State.confirmed.rawValue { return .confirmed }
-            try await transaction.query("DELETE FROM recovery_sessions WHERE id = ?", .text(id))
+            if try row.text("state") == ProtocolSessionRecord.State.done.rawValue { return .confirmed }
+            try await transaction.query("DELETE FROM protocol_sessions WHERE id = ?", .text(id))
             return .deleted
         }
     }
 
-    private static func sessionRecord(_ row: SQLRow) throws -> SessionRecord {
-        guard let state = SessionRecord.State(rawValue: try row.text("state")) else {
-            throw ShareRecoveryError(.storageFailure, "unknown session state")
+    private static func sessionRecord(_ record: ProtocolSessionRecord) throws -> SessionRecord {
+        let binding = try StrictJSON.parse(Array(record.publicJSON.utf8))
+        func text(_ key: String) throws -> String {
+            guard case .object(let members) = binding, case .string(let value)? = members.first(where: { $0.key == key })?.value else {
+                throw ShareRecoveryError(.storeCorrupted, "a resharing session's binding lacks \(key)")
+            }
+            return value
         }
+        let state: SessionRecord.State =
+            switch record.state {
+            case .open: .open
+            case .finished: .finished
+            case .done: .confirmed
+            }
         return SessionRecord(
-            id: try row.text("id"), clientId: try row.text("client_id"), purpose: try row.text("purpose"),
-            method: try row.text("method"), state: state, planJSON: try row.text("plan_json"),
-            dealingsJSON: try row.text("dealings_json"), expectedSet: try row.text("expected_set"),
-            sealedSecrets: try row.blob("sealed_secrets"), sealedPending: try row.optionalBlob("sealed_pending"),
-            expiresAt: try row.integer("expires_at"))
+            id: record.id, clientId: record.clientId, purpose: try text("purpose"), method: try text("method"), state: state,
+            planJSON: try text("plan"), dealingsJSON: try text("dealings"), expectedSet: try text("expectedSet"),
+            sealedSecrets: state == .open ? record.sealedState : [],
+            sealedPending: state == .finished && !record.sealedState.isEmpty ? record.sealedState : nil,
+            expiresAt: record.expiresAt)
     }
 }

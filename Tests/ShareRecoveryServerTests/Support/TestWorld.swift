@@ -264,7 +264,7 @@ final class TestWorld: Sendable {
             "SELECT client_id, method, curve, party_index, set_id, share_json FROM backup_shares ORDER BY client_id, method, curve, party_index",
             "SELECT client_id, party_index, set_id, generation, sealed_record FROM signing_shares ORDER BY client_id, party_index",
             "SELECT token_id FROM spent_tokens ORDER BY token_id",
-            "SELECT id, state, sealed_pending FROM recovery_sessions ORDER BY id",
+            "SELECT id, protocol, state, sealed_state FROM protocol_sessions ORDER BY id",
         ]
         return try await storage.transaction { transaction in
             var lines: [String] = []
