@@ -130,19 +130,7 @@ public struct RecoveryEngine: Sendable {
             }
             text = try await source.fetchCipherText(userId: configuration.userId, method: method)
         }
-        let envelope = try CipherText(base64: text)
-        guard envelope.method == method else {
-            throw ShareRecoveryError(.unsupportedMethod, "the cipherText is a \(envelope.method) backup, not \(method)")
-        }
-        try Self.checkCancellation()
-
-        progress(.decryptingShare)
-        let key = try envelope.deriveKey(secret: secret)
-        try Self.checkCancellation()
-
-        progress(.parsingShare)
-        let userShare = try envelope.decrypt(key: key)
-        try Self.checkCancellation()
+        let userShare = try RecoveryPipeline.openUserShare(text: text, method: method, secret: secret, progress: progress).userShare
 
         progress(.recoveringSigningShare)
         let request = ResharingSessionRequest(clientId: configuration.userId, purpose: .recovery(method), clientShare: userShare)
@@ -157,13 +145,7 @@ public struct RecoveryEngine: Sendable {
                 throw ShareRecoveryError(.publicKeyMismatch, "the custodian computed other commitments for the new set")
             }
             try Self.checkCancellation()
-
-            progress(.parsingShare)
-            let verified = try ShareRecord(binary: try newShare.binary(), reproducing: newShare)
-            guard verified.publicKey == userShare.publicKey else {
-                throw ShareRecoveryError(.publicKeyMismatch, "the new signing share has another public key")
-            }
-            try Self.checkCancellation()
+            let verified = try RecoveryPipeline.verifyNewShares([newShare], from: userShare, progress: progress)[0]
 
             progress(.storingShare)
             try await store(verified, sessionId: offer.sessionId)

@@ -21,14 +21,7 @@ public enum OfflineRecovery {
         using random: some RandomSource = SystemRandom()
     ) throws(ShareRecoveryError) -> [ShareRecord] {
         progress(.readingShare)
-        let envelope = try CipherText(base64: cipherText)
-        try checkCancellation()
-        progress(.decryptingShare)
-        let key = try envelope.deriveKey(secret: secret)
-        try checkCancellation()
-        progress(.parsingShare)
-        let userShare = try envelope.decrypt(key: key)
-        try checkCancellation()
+        let (envelope, userShare) = try RecoveryPipeline.openUserShare(text: cipherText, method: nil, secret: secret, progress: progress)
         return try recover(
             userShare: userShare, method: envelope.method, custodianShares: custodianShares, custodianKey: custodianKey,
             store: store, progress: progress, using: random)
@@ -63,15 +56,7 @@ public enum OfflineRecovery {
             [userShare] + custodian, newThreshold: userShare.threshold, newParties: userShare.parties,
             newKind: .signing, newGeneration: userShare.generation + 1, using: random)
         try checkCancellation()
-        progress(.parsingShare)
-        // Each new share round-trips through its stored form before anything is written.
-        let verified = try newSet.map { (share) throws(ShareRecoveryError) in
-            try ShareRecord(binary: try share.binary(), reproducing: share)
-        }
-        guard verified.allSatisfy({ $0.publicKey == userShare.publicKey }) else {
-            throw ShareRecoveryError(.publicKeyMismatch, "the new signing set has another public key")
-        }
-        try checkCancellation()
+        let verified = try RecoveryPipeline.verifyNewShares(newSet, from: userShare, progress: progress)
         progress(.storingShare)
         do {
             try store(verified)
@@ -84,7 +69,5 @@ public enum OfflineRecovery {
         return verified
     }
 
-    static func checkCancellation() throws(ShareRecoveryError) {
-        if Task.isCancelled { throw ShareRecoveryError(.cancelled, "the recovery was cancelled") }
-    }
+    static func checkCancellation() throws(ShareRecoveryError) { try RecoveryPipeline.checkCancellation() }
 }
