@@ -1,8 +1,9 @@
 // password-recovery: the whole life of a wallet's backup, in one process, through the public API.
 //
-// A 2-of-2 wallet (party 1 on the device, party 2 at the custodian) is backed up under a password;
-// the device is lost; a new device recovers a new signing share from the cipherText and the
-// custodian's backup share, with a live progress line, under the same public key.
+// A 2-of-2 wallet (party 1 on the device, party 2 at the custodian), created by distributed key
+// generation, is backed up under a password; the device is lost; a new device recovers a new
+// signing share from the cipherText and the custodian's backup share, with a live progress line,
+// under the same public key, and signs with the custodian's new share.
 //
 // The custodian runs in this process (LocalCustodian), and InMemoryIntegrator stands in for the
 // wallet service's backend that stores cipherTexts and custodian backup shares.
@@ -20,11 +21,12 @@ struct PasswordRecovery {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
 
-            // 1. A wallet. Development shortcut: KeyGeneration is a dealer (one process draws the key);
-            //    production wallets come from a distributed key generation.
+            // 1. A wallet, created by distributed key generation: device (party 1) and custodian (party 2)
+            //    each draw their own polynomial, so the key exists nowhere. Here both run in this process.
             let integrator = InMemoryIntegrator()
             let custodian = LocalCustodian(key: SealingKeyPair(), shareSource: integrator)
-            let shares = try KeyGeneration.generate(curve: .secp256k1, walletId: "example-wallet")
+            let shares = try DistributedKeyGeneration.run(
+                parameters: DKGParameters(curve: .secp256k1, walletId: "example-wallet", threshold: 2, parties: 2))
             await custodian.register(signingShares: [shares[1]], clientId: "example-user")
             print("wallet: public key \(shares[0].publicKey.hex)")
 
@@ -59,6 +61,15 @@ struct PasswordRecovery {
                 throw ShareRecoveryError(.publicKeyMismatch, "the recovered share is not of this wallet")
             }
             print("recovered: generation \(recovered.generation), public key unchanged")
+
+            // 7. The recovered share signs with the custodian's new share under the same key (BIP-340).
+            let custodianShare = await custodian.currentSigningShares(clientId: "example-user")[0]
+            let message = Array("pay bob 1 coin".utf8)
+            let (_, signature) = try ThresholdSigning.sign(shares: [recovered, custodianShare], message: message)
+            guard SignatureVerifier.verify(signature: signature, message: message, publicKey: recovered.publicKey, mode: .bip340) else {
+                throw ShareRecoveryError(.invalidSignatureShare, "the signature does not verify")
+            }
+            print("signed after recovery: a BIP-340 signature that verifies under the wallet key")
         }
     }
 }
