@@ -90,6 +90,11 @@ struct SigningCLITests {
         #expect(run.status == 1 && run.stderr.contains("secp256k1 only"), "\(run.stderr)")
         run = try sh(["sign", "--message-file", "msg.bin"], in: dir)
         #expect(run.status == 2)
+        // --server with the wrong companions is a usage error before any file is read.
+        run = try sh(["sign", "--server", "http://127.0.0.1:1", "--signing-share", "missing.json", "--message-file", "msg.bin"], in: dir)
+        #expect(run.status == 2 && run.stderr.contains("--user-id"), "\(run.stderr)")
+        run = try sh(["sign", "--user-id", "u", "--signing-share", "wallet/share-1.json", "--message-file", "msg.bin"], in: dir)
+        #expect(run.status == 2, "\(run.stderr)")
         run = try sh(["verify", "--curve", "ed25519", "--public-key", "zz", "--message-file", "msg.bin", "--signature", "00"], in: dir)
         #expect(run.status == 2)
         run = try sh(["verify", "--curve", "ed25519", "--public-key", String(repeating: "00", count: 32), "--message-file", "msg.bin", "--signature", "00"], in: dir)

@@ -24,18 +24,20 @@ struct SignCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard !signingShares.isEmpty else { throw CLIError.usage("give each signer's share with --signing-share (t or more)") }
+        if server == nil, userId != nil || tokenFile != nil { throw CLIError.usage("--user-id and --token-file go with --server") }
+        if server != nil, userId == nil || tokenFile == nil || signingShares.count != 1 {
+            throw CLIError.usage("with --server give --user-id, --token-file and exactly one --signing-share (this device's)")
+        }
         let shares = try signingShares.map(Files.readShare)
         let message = try Files.read(messageFile)
         let package: SigningPackage, signature: [UInt8]
         if let server {
-            guard let userId, let tokenFile, shares.count == 1 else {
-                throw CLIError.usage("with --server give --user-id, --token-file and exactly one --signing-share (this device's)")
-            }
+            // Checked above, before any file was read.
+            let userId = userId!, tokenFile = tokenFile!
             let options = try ServerOptions.parse(["--server", server, "--user-id", userId, "--token-file", tokenFile])
             (package, signature) = try await HTTPWalletClient(baseURL: server, tokenProvider: try options.tokens())
                 .sign(share: shares[0], clientId: userId, message: message, mode: mode)
         } else {
-            guard userId == nil, tokenFile == nil else { throw CLIError.usage("--user-id and --token-file go with --server") }
             (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode)
         }
         Terminal.output(
