@@ -133,8 +133,10 @@ struct Bench {
                 Data("  server PostgreSQL: skipped (set SHARE_RECOVERY_BENCH_POSTGRES_URL; README: Benchmarks)\n".utf8))
             return
         }
-        // A schema of its own, so runs never see each other's rows.
-        let schema = "bench_" + Hex.encode(random.bytes(count: 6))
+        // A schema of its own, so runs never see each other's rows: drawn from the system's source, since
+        // the bench's deterministic stream would give every run (an ASan and a TSan pass on one
+        // database, say) the same name, and a DKG never replaces a wallet a previous run created.
+        let schema = "bench_" + Hex.encode(SystemRandom().bytes(count: 6))
         for m in try await load.run(database: .postgres(url: url + (url.contains("?") ? "&" : "?") + "schema=" + schema), label: "PostgreSQL") {
             add(m)
         }
