@@ -187,6 +187,26 @@ struct RecoverySessionTests {
         }
     }
 
+    /// The server answers the custodian role's codes, as `LocalCustodian` does (ResharingCustodianTests).
+    @Test("a backup of a backup share is the caller's mistake; a set the custodian does not hold is noMatchingShare",
+        arguments: TestBackend.available)
+    func refusedBackups(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let client = SessionClient(world: world, clientId: "refused")
+            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-5")
+            try await client.register(signing[1])
+            let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let backupSet = try Resharing.reshare(signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0)
+            let before = try await world.snapshot()
+            let ofBackup = try await client.openResponse(purpose: "backup", method: .password, ownShare: backupSet[0], token: token)
+            #expect(ofBackup.status == 400 && ofBackup.errorCode == "invalidParameters", "\(ofBackup.text)")
+            let otherSet = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-5")
+            let unknown = try await client.openResponse(purpose: "backup", method: .password, ownShare: otherSet[0], token: token)
+            #expect(unknown.status == 404 && unknown.errorCode == "noMatchingShare", "\(unknown.text)")
+            #expect(try await world.snapshot() == before)
+        }
+    }
+
     @Test("of two recoveries planned on one set, only the first confirm wins", arguments: TestBackend.available)
     func concurrentRecoveries(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in

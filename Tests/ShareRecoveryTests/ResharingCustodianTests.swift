@@ -22,7 +22,8 @@ struct ResharingCustodianTests {
         #expect(opened.offeredDealings.allSatisfy { Set($0.subShares.keys) == [1] })
         let clientDealing = try ResharingDealer.deal(share: signing[0], plan: opened.plan)
         let finished = try opened.finish(clientDealing: clientDealing, custodianPublicKey: key.publicKey)
-        #expect(finished.signingSetToKeep == nil)
+        #expect(finished.pending.signingSetToKeep == nil && finished.pending.expectedSet == nil)
+        #expect(try finished.pending.confirm(currentSets: [signing[1].setId]) == nil)
         #expect(finished.custodianBackupShares.count == 1)
         let userBackup = try ResharingReceiver.receive(partyIndex: 1, plan: opened.plan, dealings: opened.offeredDealings + [clientDealing])
 
@@ -34,11 +35,10 @@ struct ResharingCustodianTests {
         #expect(recovering.expectedSet == signing[1].setId)
         let done = try recovering.finish(
             clientDealing: try ResharingDealer.deal(share: userBackup, plan: recovering.plan), custodianPublicKey: key.publicKey)
-        let keep = try #require(done.signingSetToKeep)
+        let keep = try #require(try done.pending.confirm(currentSets: [signing[1].setId]))
         #expect(keep.map(\.partyIndex) == [2] && keep[0].publicKey == signing[0].publicKey && keep[0].generation == 1)
-        try done.checkConfirmable(current: [signing[1]])
         // Another recovery confirmed first: this one must not replace its set.
-        let error = #expect(throws: ShareRecoveryError.self) { try done.checkConfirmable(current: keep) }
+        let error = #expect(throws: ShareRecoveryError.self) { try done.pending.confirm(currentSets: keep.map(\.setId)) }
         #expect(error?.code == .conflict)
     }
 
@@ -73,4 +73,125 @@ struct ResharingCustodianTests {
         }
         #expect(error?.code == .invalidParameters)
     }
+
+    /// A backup's opened state and a recovery's pending state, restored from their bytes, behave as
+    /// the originals: the same new set from the same client dealing, the same set to keep.
+    @Test("the states survive their byte form", arguments: Curve.allCases)
+    func statesRoundTrip(curve: Curve) throws {
+        let signing = try signingSet(curve)
+        let opened = try ResharingCustodian.open(
+            request: ResharingSessionRequest(clientId: "c", purpose: .backup(.passkey), clientShare: signing[0]),
+            signingShares: [signing[1]], candidates: [], custodianKey: key)
+        let restored = try ResharingCustodian.Opened(serialized: opened.serialized())
+        #expect(restored.purpose == opened.purpose && restored.plan == opened.plan && restored.expectedSet == nil)
+        #expect(restored.serialized() == opened.serialized())
+        let clientDealing = try ResharingDealer.deal(share: signing[0], plan: opened.plan)
+        let original = try opened.finish(clientDealing: clientDealing, custodianPublicKey: key.publicKey)
+        let again = try restored.finish(clientDealing: clientDealing, custodianPublicKey: key.publicKey)
+        #expect(again.newShares == original.newShares && again.result.newCommitments == original.result.newCommitments)
+        let backupPending = try ResharingCustodian.Pending(serialized: try original.pending.serialized())
+        #expect(backupPending.purpose == .backup(.passkey) && backupPending.signingSetToKeep == nil)
+
+        let userBackup = try ResharingReceiver.receive(partyIndex: 1, plan: opened.plan, dealings: opened.offeredDealings + [clientDealing])
+        let recovering = try ResharingCustodian.open(
+            request: ResharingSessionRequest(clientId: "c", purpose: .recovery(.passkey), clientShare: userBackup),
+            signingShares: [signing[1]], candidates: original.custodianBackupShares, custodianKey: key)
+        let restoredRecovery = try ResharingCustodian.Opened(serialized: recovering.serialized())
+        #expect(restoredRecovery.expectedSet == signing[1].setId && restoredRecovery.purpose == .recovery(.passkey))
+        let pending = try restoredRecovery.finish(
+            clientDealing: try ResharingDealer.deal(share: userBackup, plan: recovering.plan), custodianPublicKey: key.publicKey
+        ).pending
+        let restoredPending = try ResharingCustodian.Pending(serialized: try pending.serialized())
+        #expect(restoredPending.signingSetToKeep == pending.signingSetToKeep && restoredPending.expectedSet == signing[1].setId)
+        #expect(try restoredPending.confirm(currentSets: [signing[1].setId]) == pending.signingSetToKeep)
+    }
+
+    @Test("damaged state bytes are refused as malformedRecord")
+    func damagedStates() throws {
+        let signing = try signingSet()
+        let opened = try ResharingCustodian.open(
+            request: ResharingSessionRequest(clientId: "c", purpose: .backup(.password), clientShare: signing[0]),
+            signingShares: [signing[1]], candidates: [], custodianKey: key)
+        let bytes = opened.serialized().revealedBytes()
+        let pendingBytes = try opened.finish(
+            clientDealing: try ResharingDealer.deal(share: signing[0], plan: opened.plan), custodianPublicKey: key.publicKey
+        ).pending.serialized().revealedBytes()
+        func changed(_ original: [UInt8], at index: Int, to value: UInt8) -> [UInt8] {
+            var copy = original
+            copy[index] = value
+            return copy
+        }
+        let damagedOpened: [[UInt8]] = [
+            Array(bytes.dropLast()), bytes + [0], changed(bytes, at: 0, to: 0x58), changed(bytes, at: 4, to: 2),
+            changed(bytes, at: 6, to: 3), changed(bytes, at: 8, to: 2), pendingBytes,
+        ]
+        for damaged in damagedOpened {
+            let error = #expect(throws: ShareRecoveryError.self) { try ResharingCustodian.Opened(serialized: SecureBytes(copying: damaged)) }
+            #expect(error?.code == .malformedRecord)
+        }
+        // A backup claiming a share it does not carry, a trailing byte, another round, an opened state.
+        for damaged in [Array(pendingBytes.dropLast()) + [1], pendingBytes + [0], changed(pendingBytes, at: 5, to: 3), bytes] {
+            let error = #expect(throws: ShareRecoveryError.self) { try ResharingCustodian.Pending(serialized: SecureBytes(copying: damaged)) }
+            #expect(error?.code == .malformedRecord)
+        }
+    }
+
+    /// The in-process keeper advances each session once: a replayed finish finds no open session, a
+    /// replayed confirm changes nothing, and a second recovery planned on the same set loses.
+    @Test("LocalCustodian: a replayed finish or confirm, and two recoveries of one set")
+    func replays() async throws {
+        let signing = try signingSet()
+        let integrator = InMemoryIntegrator()
+        let custodian = LocalCustodian(key: key, shareSource: integrator, random: DeterministicRandom(seed: [7]))
+        await custodian.register(signingShares: [signing[1]], clientId: "c")
+        let backup = try await custodian.openSession(
+            ResharingSessionRequest(clientId: "c", purpose: .backup(.password), clientShare: signing[0]))
+        let backupDealing = try ResharingDealer.deal(share: signing[0], plan: backup.plan)
+        let result = try await custodian.finishSession(id: backup.sessionId, clientDealing: backupDealing)
+        var error = await #expect(throws: ShareRecoveryError.self) {
+            _ = try await custodian.finishSession(id: backup.sessionId, clientDealing: backupDealing)
+        }
+        #expect(error?.code == .notFound)
+        try await custodian.confirmSession(id: backup.sessionId)
+        try await custodian.confirmSession(id: backup.sessionId)
+        #expect(await custodian.currentSigningShares(clientId: "c") == [signing[1]])
+        for share in result.custodianBackupShares { try await integrator.deliverBackupShare(share, clientId: "c") }
+
+        let userBackup = try ResharingReceiver.receive(
+            partyIndex: 1, plan: backup.plan, dealings: backup.custodianDealings + [backupDealing])
+        var recoveries: [(offer: ResharingSessionOffer, share: ShareRecord)] = []
+        for _ in 0..<2 {
+            let offer = try await custodian.openSession(
+                ResharingSessionRequest(clientId: "c", purpose: .recovery(.password), clientShare: userBackup))
+            let dealing = try ResharingDealer.deal(share: userBackup, plan: offer.plan)
+            _ = try await custodian.finishSession(id: offer.sessionId, clientDealing: dealing)
+            recoveries.append((offer, try ResharingReceiver.receive(partyIndex: 1, plan: offer.plan, dealings: offer.custodianDealings + [dealing])))
+        }
+        #expect(recoveries[0].offer.plan.newSetId != recoveries[1].offer.plan.newSetId)
+        try await custodian.confirmSession(id: recoveries[0].offer.sessionId)
+        let current = await custodian.currentSigningShares(clientId: "c")
+        #expect(current.map(\.setId) == [recoveries[0].share.setId] && current[0].generation == 1)
+        error = await #expect(throws: ShareRecoveryError.self) { try await custodian.confirmSession(id: recoveries[1].offer.sessionId) }
+        #expect(error?.code == .conflict)
+        try await custodian.confirmSession(id: recoveries[0].offer.sessionId)
+        #expect(await custodian.currentSigningShares(clientId: "c") == current)
+    }
+
+    /// The codes the in-process custodian answers are the role's, as the reference server's are
+    /// (RecoverySessionTests): a backup of a backup share is the caller's mistake, a set the
+    /// custodian does not hold is `noMatchingShare`.
+    @Test("LocalCustodian answers the role's refusal codes")
+    func localCodes() async throws {
+        let signing = try signingSet()
+        let backupSet = try Resharing.reshare(signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0)
+        let custodian = LocalCustodian(key: key, shareSource: InMemoryIntegrator())
+        await custodian.register(signingShares: [signing[1]], clientId: "c")
+        for (share, code) in [(backupSet[0], ShareRecoveryError.Code.invalidParameters), (try signingSet()[0], .noMatchingShare)] {
+            let error = await #expect(throws: ShareRecoveryError.self) {
+                _ = try await custodian.openSession(ResharingSessionRequest(clientId: "c", purpose: .backup(.password), clientShare: share))
+            }
+            #expect(error?.code == code)
+        }
+    }
 }
+

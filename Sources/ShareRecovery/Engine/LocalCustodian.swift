@@ -1,14 +1,14 @@
 public import ShareCrypto
 
-/// The custodian in process: keeps the values of the one custodian role (``ResharingCustodian``) in
+/// The custodian in process: keeps the states of the one custodian role (``ResharingCustodian``) in
 /// memory, with the custodian's signing shares and X25519 key, and fetches backup shares through a
-/// ``CustodianShareSource``. For tests, demos and offline kits; the reference server keeps the same
-/// role's values in its database.
+/// ``CustodianShareSource``. For tests, demos and offline kits; the reference server seals the same
+/// role's states into its database.
 public actor LocalCustodian: Custodian {
-    /// A session's value of the one custodian role, and who it is for.
+    /// A session's state in the one custodian role, and who it is for.
     private enum Session {
         case opened(ResharingCustodian.Opened, clientId: String)
-        case finished(ResharingCustodian.Finished, clientId: String)
+        case pending(ResharingCustodian.Pending, clientId: String)
     }
 
     private let key: SealingKeyPair
@@ -56,18 +56,18 @@ public actor LocalCustodian: Custodian {
             throw ShareRecoveryError(.notFound, "no open resharing session with this id")
         }
         let finished = try opened.finish(clientDealing: clientDealing, custodianPublicKey: key.publicKey, using: random)
-        sessions[id] = .finished(finished, clientId: clientId)
+        sessions[id] = .pending(finished.pending, clientId: clientId)
         return finished.result
     }
 
     public func confirmSession(id: String) throws {
         if confirmed.contains(id) { return }
-        guard case .finished(let finished, let clientId)? = sessions[id] else {
+        guard case .pending(let pending, let clientId)? = sessions[id] else {
             throw ShareRecoveryError(.notFound, "no finished resharing session")
         }
-        try finished.checkConfirmable(current: signingShares[clientId] ?? [])
+        let keep = try pending.confirm(currentSets: (signingShares[clientId] ?? []).map(\.setId))
         sessions[id] = nil
-        if let keep = finished.signingSetToKeep { signingShares[clientId] = keep }
+        if let keep { signingShares[clientId] = keep }
         confirmed.insert(id)
     }
 

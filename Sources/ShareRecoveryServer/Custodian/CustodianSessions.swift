@@ -3,10 +3,10 @@ import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
 
-/// The custodian role of FORMATS.md §3 behind `/recovery/sessions`: the engine's one custodian role
-/// (`ResharingCustodian`, which `LocalCustodian` keeps in memory) with its values in the database
-/// (secrets sealed under the master key), so any server process can take the next call. Confirm
-/// enforces the role's rule (the signing set must not have moved) inside its storage transaction.
+/// The custodian role of FORMATS.md §3 behind `/recovery/sessions`: a keeper of the engine's one
+/// custodian role (`ResharingCustodian`, which `LocalCustodian` keeps in memory) that seals the role's
+/// state into the session row under the master key, so any server process can take the next call.
+/// Confirm asks the role (the signing set must not have moved) inside its storage transaction.
 struct CustodianSessions: Sendable {
     /// Why a set is reshared.
     enum Purpose: String, Sendable {
@@ -26,9 +26,9 @@ struct CustodianSessions: Sendable {
 
     // MARK: Open
 
-    /// Opens the session with the one custodian role (`ResharingCustodian.open`) and stores its value:
-    /// the plan, the public half of the dealings and, sealed, the session key and the sub-shares for
-    /// the custodian's own new parties.
+    /// Opens the session with the one custodian role (`ResharingCustodian.open`) and stores its state:
+    /// sealed, the session key and the role's `Opened` bytes; in the public JSON, the plan, the public
+    /// half of the dealings and the expected set, for whoever inspects the row.
     /// - Returns: The 201 body: `sessionId`, `plan`, `custodianDealings`, `custodianKey`.
     func open(clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8])
         async throws
@@ -49,13 +49,9 @@ struct CustodianSessions: Sendable {
         let offered = try checkingClientInput {
             try opened.offeredDealings.map { try SessionWire.encode($0, sealingTo: [plan.oldSet.partyIndex: clientKey]) }
         }
-        var secretParts = [sessionKey.secretKey]
-        for dealing in opened.dealings {
-            // Opened guarantees a sub-share for every custodian party.
-            for party in ResharingCustodian.ownParties(plan) { secretParts.append(dealing.subShares[party]!.rawRepresentation) }
-        }
         let sealedSecrets = try state.sealer.seal(
-            SecureBytes.concatenating(secretParts), table: "protocol_sessions", row: [sessionId, "secrets"])
+            SecureBytes.concatenating([sessionKey.secretKey, opened.serialized()]), table: "protocol_sessions",
+            row: [sessionId, "secrets"])
         let publicDealings = JSONValue.array(
             opened.dealings.map {
                 .object([
@@ -79,59 +75,21 @@ struct CustodianSessions: Sendable {
 
     // MARK: Finish
 
-    /// Restores the opened role value from its row, lets it finish with the client's dealing (§3
-    /// steps 2–5), and keeps a recovery's new shares as pending.
+    /// Unseals the role's `Opened` state, lets it finish with the client's dealing (§3 steps 2–5), and
+    /// stores its `Pending` state sealed.
     /// - Returns: The 200 body: `newCommitments` and `custodianBackupShares` (empty for a recovery).
     func finish(_ session: SessionRecord, clientDealing: JSONValue) async throws -> JSONValue {
         guard session.state == .open else { throw APIError.conflict("the session is already finished") }
-        let plan = try SessionWire.decodePlan(try StrictJSON.parse(session.planJSON))
-        guard let purpose = Purpose(rawValue: session.purpose), let method = BackupMethod(name: session.method) else {
-            throw ShareRecoveryError(.storageFailure, "unknown session purpose or method")
-        }
-        let ownParties = ResharingCustodian.ownParties(plan)
-        let secrets = try state.sealer.open(
-            session.sealedSecrets, table: "protocol_sessions", row: [session.id, "secrets"])
-        let publicDealings = try StrictJSON.parse(session.dealingsJSON)
-        guard case .array(let entries) = publicDealings, secrets.count == 32 + entries.count * ownParties.count * 32
-        else {
-            throw ShareRecoveryError(.storeCorrupted, "the session's secrets do not match its dealings")
-        }
+        let secrets = try state.sealer.open(session.sealedSecrets, table: "protocol_sessions", row: [session.id, "secrets"])
+        guard secrets.count > 32 else { throw ShareRecoveryError(.storeCorrupted, "the session's secrets are truncated") }
         let sessionKey = try SealingKeyPair(secretKey: try secrets.slice(0..<32))
-        var custodianDealings: [Dealing] = []
-        var offset = 32
-        for entry in entries {
-            guard case .number(let indexText) = try SessionWire.member(entry, "dealerIndex"),
-                let dealerIndex = Int(indexText)
-            else {
-                throw ShareRecoveryError(.storeCorrupted, "a stored dealing has no dealer index")
-            }
-            let commitments = try SessionWire.decodePoints(
-                try SessionWire.member(entry, "commitments"), curve: plan.oldSet.curve)
-            var subShares: [Int: Scalar] = [:]
-            for party in ownParties {
-                subShares[party] = try Scalar(secure: try secrets.slice(offset..<offset + 32), curve: plan.oldSet.curve)
-                offset += 32
-            }
-            custodianDealings.append(Dealing(dealerIndex: dealerIndex, commitments: commitments, subShares: subShares))
-        }
-        let opened = try ResharingCustodian.Opened(
-            purpose: purpose.request(method), plan: plan, dealings: custodianDealings,
-            expectedSet: session.expectedSet.isEmpty ? nil : try SetID(bytes: Hex.decode(session.expectedSet) ?? []))
+        let opened = try ResharingCustodian.Opened(serialized: try secrets.slice(32..<secrets.count))
         let finished = try checkingClientInput { () throws -> ResharingCustodian.Finished in
-            let received = try SessionWire.decodeDealing(clientDealing, curve: plan.oldSet.curve, openingWith: sessionKey)
+            let received = try SessionWire.decodeDealing(clientDealing, curve: opened.plan.oldSet.curve, openingWith: sessionKey)
             return try opened.finish(clientDealing: received, custodianPublicKey: state.custodianKey.publicKey)
         }
-        var sealedPending: [UInt8]?
-        if let keep = finished.signingSetToKeep {
-            var parts: [SecureBytes] = []
-            for share in keep {
-                let binary = try share.binary()
-                parts.append(SecureBytes(copying: [UInt8(binary.count >> 8), UInt8(binary.count & 0xFF)]))
-                parts.append(binary)
-            }
-            sealedPending = try state.sealer.seal(
-                SecureBytes.concatenating(parts), table: "protocol_sessions", row: [session.id, "pending"])
-        }
+        let sealedPending = try state.sealer.seal(
+            try finished.pending.serialized(), table: "protocol_sessions", row: [session.id, "pending"])
         guard try await state.storage.finishSession(id: session.id, sealedPending: sealedPending, now: state.now) else {
             throw APIError.conflict("the session is already finished")
         }
@@ -144,28 +102,22 @@ struct CustodianSessions: Sendable {
 
     // MARK: Confirm
 
-    /// Makes the pending set current. For a recovery the old signing set is dropped in the same transaction.
+    /// Unseals the role's `Pending` state and makes what its confirm returns current, inside the storage
+    /// transaction that reads the current set: for a recovery the old signing set is dropped there.
     /// A confirmed session is confirmed already: a retry after a lost answer succeeds and changes nothing.
     func confirm(_ session: SessionRecord) async throws {
         if session.state == .confirmed { return }
-        guard session.state == .finished else { throw APIError.conflict("the session is not finished") }
-        var newShares: [SealedSigningShare]?
-        if session.purpose == Purpose.recovery.rawValue {
-            guard let sealed = session.sealedPending else {
-                throw ShareRecoveryError(.storeCorrupted, "a finished recovery session has no pending shares")
-            }
-            let pending = try state.sealer.open(sealed, table: "protocol_sessions", row: [session.id, "pending"])
-            var shares: [SealedSigningShare] = []
-            var offset = 0
-            while offset < pending.count {
-                let length = try pending.slice(offset..<offset + 2).withUnsafeBytes { Int($0[0]) << 8 | Int($0[1]) }
-                let record = try ShareRecord(binary: try pending.slice(offset + 2..<offset + 2 + length))
-                offset += 2 + length
-                shares.append(try sealedSigningShare(record, clientId: session.clientId))
-            }
-            newShares = shares
+        guard session.state == .finished, let sealed = session.sealedPending else {
+            throw APIError.conflict("the session is not finished")
         }
-        switch try await state.storage.confirmSession(id: session.id, newShares: newShares, now: state.now) {
+        let pending = try ResharingCustodian.Pending(
+            serialized: try state.sealer.open(sealed, table: "protocol_sessions", row: [session.id, "pending"]))
+        // Sealed before the transaction; the transaction asks the role whether they may become current.
+        let newShares = try pending.signingSetToKeep?.map { try sealedSigningShare($0, clientId: session.clientId) }
+        let outcome = try await state.storage.confirmSession(id: session.id, newShares: newShares, now: state.now) { currentSets in
+            _ = try checkingClientInput { try pending.confirm(currentSets: currentSets) }
+        }
+        switch outcome {
         case .done: return
         case .notFound, .tokenSpent: throw APIError.notFound("no such session")
         }

@@ -25,12 +25,13 @@ struct APIError: Error, Sendable, CustomStringConvertible {
     static let internalError = APIError(.internalServerError, .internalError, "internal server error")
 
     /// A `ShareRecoveryError` raised while checking client input: the client's fault, so a 4xx with the
-    /// same code (404 for `notFound`/`noMatchingShare`, 409 for `inconsistentShares` and `nonceReused`, 400 otherwise).
+    /// same code (404 for `notFound`/`noMatchingShare`, 409 for `inconsistentShares`, `nonceReused` and
+    /// `conflict`, 400 otherwise).
     static func clientInput(_ error: ShareRecoveryError) -> APIError {
         let status: HTTPResponse.Status =
             switch error.code {
             case .notFound, .noMatchingShare: .notFound
-            case .inconsistentShares, .nonceReused: .conflict
+            case .inconsistentShares, .nonceReused, .conflict: .conflict
             default: .badRequest
             }
         return APIError(status, error.code, error.reason)

@@ -3,8 +3,8 @@ import ShareRecovery
 
 /// A resharing session (FORMATS.md §3, custodian side) as the custodian keeps it: a `protocol_sessions`
 /// row of protocol `resharing`, whose public JSON holds the purpose, method, plan, public dealings and
-/// expected set, and whose sealed state holds the session key and the custodian's sub-shares while
-/// open, the pending new shares once finished (a recovery), and nothing once confirmed.
+/// expected set, and whose sealed state holds the session key and the custodian role's `Opened` state
+/// while open, its `Pending` state once finished, and nothing once confirmed.
 struct SessionRecord: Sendable {
     /// `confirmed` rows keep no secrets; they stay until they expire so that a confirm retried after its
     /// answer was lost answers as the first one did.
@@ -21,11 +21,12 @@ struct SessionRecord: Sendable {
     let planJSON: String
     /// Public part of the custodian's dealings: `[{"dealerIndex", "commitments"}]`.
     let dealingsJSON: String
-    /// The custodian's current signing set when the session opened ("" when none): confirm refuses if it moved.
+    /// The custodian's current signing set when the session opened ("" when none), for inspection; confirm checks
+    /// the copy in the role's `Pending` state.
     let expectedSet: String
-    /// Session key and the custodian's sub-shares for its own new parties, sealed (open sessions).
+    /// The session key and the role's `Opened` bytes, sealed (open sessions).
     let sealedSecrets: [UInt8]
-    /// The custodian's new shares after finish (recovery), sealed.
+    /// The role's `Pending` bytes after finish, sealed.
     let sealedPending: [UInt8]?
     let expiresAt: Int64
 }
@@ -64,10 +65,12 @@ extension ServerStorage {
         }
     }
 
-    /// Commits a finished session: for a recovery the new signing set replaces the old one, if the old one is
-    /// still what the session was planned against. Confirming a confirmed session is done already.
-    /// The row stays, as done and without its sealed state, until it expires.
-    func confirmSession(id: String, newShares: [SealedSigningShare]?, now: Int64) async throws -> SingleUseWrite {
+    /// Commits a finished session: for a recovery the new signing set replaces the old one, if `confirming`
+    /// (the role's rule) accepts the setIds of the current one, read under the client's lock. Confirming a
+    /// confirmed session is done already. The row stays, as done and without its sealed state, until it expires.
+    func confirmSession(
+        id: String, newShares: [SealedSigningShare]?, now: Int64, confirming: @escaping @Sendable ([SetID]) throws -> Void
+    ) async throws -> SingleUseWrite {
         let forUpdate = self.forUpdate
         return try await transaction { transaction in
             guard
@@ -83,10 +86,13 @@ extension ServerStorage {
                 try await transaction.lock("signing shares \(session.clientId)")
                 let current = try await transaction.query(
                     "SELECT DISTINCT set_id FROM signing_shares WHERE client_id = ?", .text(session.clientId)
-                ).map { try $0.text("set_id") }
-                guard current == (session.expectedSet.isEmpty ? [] : [session.expectedSet]) else {
-                    throw APIError.conflict("the custodian's signing set changed since this session opened")
+                ).map { row in
+                    guard let bytes = Hex.decode(try row.text("set_id")), let setId = try? SetID(bytes: bytes) else {
+                        throw ShareRecoveryError(.storeCorrupted, "a signing share's set_id is not a setId")
+                    }
+                    return setId
                 }
+                try confirming(current)
                 try await transaction.query("DELETE FROM signing_shares WHERE client_id = ?", .text(session.clientId))
                 for share in newShares {
                     try await transaction.query(

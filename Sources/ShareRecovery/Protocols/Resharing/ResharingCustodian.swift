@@ -1,13 +1,14 @@
 public import ShareCrypto
 
-/// The custodian's side of a resharing session (FORMATS.md §3, backup and recovery) as values:
-/// ``open(request:signingShares:candidates:custodianKey:using:)`` → ``Opened`` →
-/// ``Opened/finish(clientDealing:custodianPublicKey:using:)`` → ``Finished``, whose
-/// ``Finished/signingSetToKeep`` is what a confirm makes current.
+/// The custodian's side of a resharing session (FORMATS.md §3, backup and recovery) as values, one
+/// per round: ``open(request:signingShares:candidates:custodianKey:using:)`` → ``Opened`` →
+/// ``Opened/finish(clientDealing:custodianPublicKey:using:)`` → ``Finished`` (the answer to the
+/// client) and its ``Finished/pending`` → ``Pending/confirm(currentSets:)`` → the signing set to make
+/// current.
 ///
-/// This is the one custodian implementation: ``LocalCustodian`` keeps the values in memory, the
-/// reference server keeps an ``Opened`` as its plan, public dealings and sealed sub-shares and a
-/// ``Finished`` as its sealed new shares. Neither adds a check of its own.
+/// This is the one custodian implementation: ``LocalCustodian`` keeps ``Opened`` and ``Pending`` in
+/// memory, the reference server seals their byte forms (`serialized()`, `init(serialized:)`) into
+/// its session row. Neither adds a check of its own.
 public enum ResharingCustodian {
     /// A session after open: the plan and the custodian's dealings, with the sub-shares for its own
     /// new parties (secret).
@@ -79,7 +80,7 @@ public enum ResharingCustodian {
         public var description: String { "ResharingCustodian.Opened(\(purpose), plan for set \(plan.newSetId), sub-shares redacted)" }
     }
 
-    /// A session after finish: the custodian's new shares, not yet current.
+    /// A session after finish: the custodian's new shares, not yet current, and the answer to the client.
     public struct Finished: Sendable, CustomStringConvertible {
         /// Backup or recovery.
         public let purpose: ResharingSessionRequest.Purpose
@@ -90,37 +91,54 @@ public enum ResharingCustodian {
         /// As ``Opened/expectedSet``.
         public let expectedSet: SetID?
 
-        /// Restores a finished session a keeper stored.
-        public init(purpose: ResharingSessionRequest.Purpose, newShares: [ShareRecord], custodianBackupShares: [String], expectedSet: SetID?) {
-            self.purpose = purpose
-            self.newShares = newShares
-            self.custodianBackupShares = custodianBackupShares
-            self.expectedSet = expectedSet
-        }
-
         /// What the custodian tells the client.
         public var result: ResharingSessionResult {
             ResharingSessionResult(newCommitments: newShares[0].commitments, custodianBackupShares: custodianBackupShares)
         }
 
-        /// What a confirm makes current: for a recovery the new signing set (the old one, with a lost
-        /// device's share, becomes useless); `nil` for a backup, which changes no signing share.
-        public var signingSetToKeep: [ShareRecord]? {
-            if case .recovery = purpose { return newShares }
-            return nil
-        }
-
-        /// Checks that the custodian's signing set is still the one the session was planned against.
-        /// - Parameter current: The custodian's current signing shares of the client.
-        /// - Throws: ``ShareRecoveryError/Code/conflict`` when it changed.
-        public func checkConfirmable(current: [ShareRecord]) throws(ShareRecoveryError) {
-            guard signingSetToKeep != nil else { return }
-            guard Set(current.map(\.setId)) == Set(expectedSet.map { [$0] } ?? []) else {
-                throw ShareRecoveryError(.conflict, "the custodian's signing set changed since this session opened")
-            }
+        /// What the custodian keeps until the client confirms: for a backup nothing secret (its new
+        /// shares left as ``custodianBackupShares``), for a recovery the new signing set.
+        public var pending: Pending {
+            if case .recovery = purpose { return Pending(purpose: purpose, signingSetToKeep: newShares, expectedSet: expectedSet) }
+            return Pending(purpose: purpose, signingSetToKeep: nil, expectedSet: expectedSet)
         }
 
         public var description: String { "ResharingCustodian.Finished(\(purpose), \(newShares.count) new shares, secrets redacted)" }
+    }
+
+    /// A finished session waiting for the client's confirm.
+    public struct Pending: Sendable, CustomStringConvertible {
+        /// Backup or recovery.
+        public let purpose: ResharingSessionRequest.Purpose
+        /// For a recovery the new signing set (the old one, with a lost device's share, becomes
+        /// useless); `nil` for a backup, which changes no signing share.
+        public let signingSetToKeep: [ShareRecord]?
+        /// As ``Opened/expectedSet``.
+        public let expectedSet: SetID?
+
+        init(purpose: ResharingSessionRequest.Purpose, signingSetToKeep: [ShareRecord]?, expectedSet: SetID?) {
+            self.purpose = purpose
+            self.signingSetToKeep = signingSetToKeep
+            self.expectedSet = expectedSet
+        }
+
+        /// Confirm: what the custodian makes current, after checking that its signing set is still the
+        /// one the session was planned against (so of two recoveries planned on one set only the first
+        /// confirm wins).
+        /// - Parameter currentSets: The setIds of the custodian's current signing shares of the client.
+        /// - Returns: The signing set that replaces the current one; `nil` for a backup.
+        /// - Throws: ``ShareRecoveryError/Code/conflict`` when a recovery's set moved.
+        public func confirm(currentSets: [SetID]) throws(ShareRecoveryError) -> [ShareRecord]? {
+            guard let signingSetToKeep else { return nil }
+            guard Set(currentSets) == Set(expectedSet.map { [$0] } ?? []) else {
+                throw ShareRecoveryError(.conflict, "the custodian's signing set changed since this session opened")
+            }
+            return signingSetToKeep
+        }
+
+        public var description: String {
+            "ResharingCustodian.Pending(\(purpose), \(signingSetToKeep?.count ?? 0) shares to keep, secrets redacted)"
+        }
     }
 
     /// Open: finds the custodian's dealers, fixes the plan and deals (FORMATS.md §3 with the custodian
