@@ -52,6 +52,21 @@ public enum Shamir {
     /// Party indices are 1 through 255 (FORMATS.md §1).
     public static let indexRange = 1...255
 
+    /// The Feldman check of a sub-share a party received: `s·G == Σ_k i^k·C_k` (FORMATS.md §3 step 3,
+    /// §10 step 3). A zero sub-share, one of another curve, or commitments that do not give a public
+    /// share all fail it.
+    /// - Parameters:
+    ///   - subShare: s, what the sender says is its polynomial at `index`.
+    ///   - index: The receiving party's index.
+    ///   - commitments: The sender's commitments C_0 … C_{t−1}.
+    public static func subShareMatches(_ subShare: Scalar, index: Int, commitments: [Point]) -> Bool {
+        guard let first = commitments.first, subShare.curve == first.curve, !subShare.isZero,
+            let expected = try? publicShare(index: index, commitments: commitments),
+            let actual = try? Point(generatorTimes: subShare)
+        else { return false }
+        return actual == expected
+    }
+
     /// `X_i = Σ_k i^k · A_k`: the public share of party `index`.
     /// - Parameters:
     ///   - index: The party index, 1…255.

@@ -168,12 +168,10 @@ public enum ResharingReceiver {
     /// Checks g_j(k)·G == Σ_m k^m·D_{j,m} for every dealer, naming the first that fails.
     private static func checkSubShares(partyIndex k: Int, dealings: [Dealing]) throws(ShareRecoveryError) {
         for dealing in dealings {
-            guard let subShare = dealing.subShares[k], subShare.curve == dealing.commitments[0].curve else {
+            guard let subShare = dealing.subShares[k] else {
                 throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex) sent no sub-share to party \(k)")
             }
-            let expected = try? Shamir.publicShare(index: k, commitments: dealing.commitments)
-            let actual = subShare.isZero ? nil : try? Point(generatorTimes: subShare)
-            guard actual != nil, actual == expected else {
+            guard Shamir.subShareMatches(subShare, index: k, commitments: dealing.commitments) else {
                 throw ShareRecoveryError(
                     .subShareCheckFailed, "dealer \(dealing.dealerIndex)'s sub-share for party \(k) does not match its commitments")
             }

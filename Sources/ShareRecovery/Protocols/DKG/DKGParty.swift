@@ -168,9 +168,7 @@ public struct DKGRound2State: Sendable, CustomStringConvertible {
                 throw ShareRecoveryError(.invalidParameters, "no sub-share from party \(sender)", party: sender)
             }
             // §10 step 3: f_i(j)·G == Σ_k j^k·C_{i,k}, party by party so a bad one is named.
-            let expected = try? Shamir.publicShare(index: partyIndex, commitments: broadcast.commitments)
-            let actual = subShare.curve == curve && !subShare.isZero ? try? Point(generatorTimes: subShare) : nil
-            guard actual != nil, actual == expected else {
+            guard Shamir.subShareMatches(subShare, index: partyIndex, commitments: broadcast.commitments) else {
                 throw ShareRecoveryError(
                     .subShareCheckFailed, "party \(sender)'s sub-share for party \(partyIndex) does not match its commitments",
                     party: sender)
