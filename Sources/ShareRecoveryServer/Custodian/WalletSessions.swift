@@ -110,8 +110,9 @@ struct WalletSessions: Sendable {
             throw APIError(.conflict, .nonceReused, "this signing session already signed; open a new one")
         }
         let bound = try StrictJSON.parse(Array(session.publicJSON.utf8))
-        guard case .string(let walletId)? = bound["walletId"], case .string(let setId)? = bound["setId"],
-            case .string(let modeName)? = bound["mode"], let mode = SigningMode(rawValue: modeName)
+        guard case .string(let walletId) = try SessionWire.member(bound, "walletId"),
+            case .string(let setId) = try SessionWire.member(bound, "setId"),
+            case .string(let modeName) = try SessionWire.member(bound, "mode"), let mode = SigningMode(rawValue: modeName)
         else { throw ShareRecoveryError(.storeCorrupted, "a signing session's binding is unreadable") }
         let share = try await currentShare(clientId: session.clientId, walletId: walletId)
         guard share.setId.hex == setId else {
@@ -140,13 +141,5 @@ struct WalletSessions: Sendable {
             throw APIError(.notFound, .noMatchingShare, "the custodian holds no signing share of this wallet for this user")
         }
         return share
-    }
-}
-
-extension JSONValue {
-    /// A member of an object.
-    fileprivate subscript(key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
     }
 }
