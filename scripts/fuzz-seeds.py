@@ -109,7 +109,7 @@ def server_requests():
 
 
 def protocol_messages():
-    """Mode byte: bit 0 the curve (ed25519 set), bits 1-2 the message kind (see its main.swift)."""
+    """Mode byte: bit 0 the curve (ed25519 set), bits 1-3 the input kind (see its main.swift)."""
     def mode(curve, kind):
         return bytes([(1 if curve == "ed25519" else 0) | (kind << 1)])
 
@@ -125,6 +125,38 @@ def protocol_messages():
     # Mode 3 (a serialised DKG state) has no seed in the vectors: the fuzzer starts from "SRDK".
     for curve in ("secp256k1", "ed25519"):
         write("protocol-messages", mode(curve, 3) + b"SRDK\x01")
+    # Modes 4 and 5, the resharing custodian's states (ResharingCustodian+Serialization.swift), built
+    # from the valid cases of Vectors/resharing.json: their plans, with valid points and scalars of
+    # the case where the states hold commitments and sub-shares, and the §4 records of
+    # Vectors/share-record.json.
+    def state_header(round_, case, expected):
+        purpose = 1 if case["newKind"] == "backup" else 2
+        flag = b"\x01" + bytes.fromhex(expected) if purpose == 2 else b"\x00"
+        return b"SRRS\x01" + bytes([round_, purpose, 1]) + flag
+
+    for case in load("resharing.json"):
+        if case["result"] != "valid":
+            continue
+        client = next(s for s in case["oldShares"] if s["partyIndex"] == case["dealers"][0])
+        public = {k: v for k, v in client.items() if k != "secret"}
+        plan = compact({
+            "oldSet": public, "dealers": case["dealers"], "newThreshold": case["newThreshold"],
+            "newParties": case["newParties"], "newKind": case["newKind"], "newGeneration": case["newGeneration"],
+            "newSetId": case["newSetId"],
+        })
+        own = [k for k in range(1, case["newParties"] + 1) if k != client["partyIndex"]]
+        body = len(plan).to_bytes(2, "big") + plan + bytes([len(case["dealers"]) - 1])
+        for dealer in case["dealers"][1:]:
+            body += bytes([dealer]) + b"".join(bytes.fromhex(c) for c in case["newShares"][0]["commitments"])
+            body += b"".join(bytes.fromhex(case["newShares"][0]["secret"]) for _ in own)
+        write("protocol-messages", mode(case["curve"], 4) + state_header(1, case, client["setId"]) + body)
+    records = [bytes.fromhex(c["recordHex"]) for c in load("share-record.json") if c["result"] == "valid" and "recordHex" in c]
+    recovery = next(c for c in load("resharing.json") if c["result"] == "valid" and c["newKind"] == "signing")
+    backup = next(c for c in load("resharing.json") if c["result"] == "valid" and c["newKind"] == "backup")
+    write("protocol-messages", mode("secp256k1", 5) + state_header(2, backup, "") + b"\x00")
+    for record in records[:4]:
+        pending = state_header(2, recovery, recovery["oldShares"][0]["setId"]) + b"\x01" + len(record).to_bytes(2, "big") + record
+        write("protocol-messages", mode("secp256k1", 5) + pending)
 
 
 cipher_text()

@@ -121,9 +121,12 @@ struct ResharingCustodianTests {
             copy[index] = value
             return copy
         }
+        // The plan as JSON of another spelling (a space after its opening brace): the same plan, not its byte form.
+        let planCount = Int(bytes[9]) << 8 | Int(bytes[10])
+        let respelled = Array(bytes[..<9]) + [UInt8((planCount + 1) >> 8), UInt8((planCount + 1) & 0xFF), bytes[11], 0x20] + Array(bytes[12...])
         let damagedOpened: [[UInt8]] = [
             Array(bytes.dropLast()), bytes + [0], changed(bytes, at: 0, to: 0x58), changed(bytes, at: 4, to: 2),
-            changed(bytes, at: 6, to: 3), changed(bytes, at: 8, to: 2), pendingBytes,
+            changed(bytes, at: 6, to: 3), changed(bytes, at: 8, to: 2), pendingBytes, respelled,
         ]
         for damaged in damagedOpened {
             let error = #expect(throws: ShareRecoveryError.self) { try ResharingCustodian.Opened(serialized: SecureBytes(copying: damaged)) }

@@ -1,10 +1,12 @@
 // Fuzz target: the DKG and signing messages a party reads from the network (FORMATS.md §10–§11),
-// and the DKG state a server reads back from storage.
+// and the protocol states a server reads back from storage (DKG round 2, the resharing custodian's).
 //
 // Input: one mode byte, then the bytes. Mode bit 0 picks the curve (clear: secp256k1, set: ed25519);
-// bits 1–2 pick what the bytes are: 0 a DKG round-1 broadcast (JSON), which a fixed party then
+// bits 1–3 pick what the bytes are: 0 a DKG round-1 broadcast (JSON), which a fixed party then
 // receives; 1 a nonce commitment (JSON), which then enters a signing package of a fixed set; 2 a
-// signature share (JSON string), which is then aggregated; 3 a serialised DKG round-2 state.
+// signature share (JSON string), which is then aggregated; 3 a serialised DKG round-2 state; 4 a
+// serialised resharing custodian `Opened` state; 5 its `Pending` state (the curve bit is unused for
+// 4 and 5: the bytes name their curve); 6 and 7 nothing.
 // scripts/fuzz-seeds.py builds seeds from Vectors/dkg.json and Vectors/signing.json.
 import FuzzSupport
 import ShareCrypto
@@ -14,6 +16,13 @@ import ShareRecovery
 let allowedCodes: Set<ShareRecoveryError.Code> = [
     .malformedInput, .malformedRecord, .invalidParameters, .invalidScalar, .invalidPoint, .dkgProofFailed,
     .subShareCheckFailed, .invalidSignatureShare,
+]
+
+/// What the resharing custodian's state readers may answer with: the record codes (a plan's old set, a
+/// pending share) and the plan's own.
+let resharingStateCodes: Set<ShareRecoveryError.Code> = [
+    .malformedInput, .malformedRecord, .unsupportedVersion, .invalidParameters, .invalidScalar, .invalidPoint, .invalidShare,
+    .publicKeyMismatch,
 ]
 
 /// Fixed parties per curve, made once: a DKG party 1 of 2-of-2 and a signing set with party 1's nonce.
@@ -37,11 +46,11 @@ struct Fixture {
 
 let fixtures: [Curve: Fixture] = [.secp256k1: Fixture(curve: .secp256k1), .ed25519: Fixture(curve: .ed25519)]
 
-func expectTyped(_ body: () throws(ShareRecoveryError) -> Void) {
+func expectTyped(_ codes: Set<ShareRecoveryError.Code> = allowedCodes, _ body: () throws(ShareRecoveryError) -> Void) {
     do throws(ShareRecoveryError) {
         try body()
     } catch {
-        fuzzCheck(allowedCodes.contains(error.code), "unexpected code \(error.code): \(error.reason)")
+        fuzzCheck(codes.contains(error.code), "unexpected code \(error.code): \(error.reason)")
     }
 }
 
@@ -50,7 +59,7 @@ runFuzzer { input in
     let curve: Curve = mode & 1 == 0 ? .secp256k1 : .ed25519
     let fixture = fixtures[curve]!
     let body = Array(input.dropFirst())
-    switch (mode >> 1) & 3 {
+    switch (mode >> 1) & 7 {
     case 0:
         expectTyped { () throws(ShareRecoveryError) in
             guard let value = try? StrictJSON.parse(body) else { return }
@@ -87,10 +96,23 @@ runFuzzer { input in
                 fuzzCheck(error.code == .invalidSignatureShare && error.party == 2, "aggregation blamed \(String(describing: error.party))")
             }
         }
-    default:
+    case 3:
         expectTyped { () throws(ShareRecoveryError) in
             let state = try DKGRound2State(serialized: SecureBytes(copying: body))
             fuzzCheck(state.serialized().revealedBytes() == body, "a DKG state does not re-serialise to its bytes")
         }
+    case 4:
+        expectTyped(resharingStateCodes) { () throws(ShareRecoveryError) in
+            let state = try ResharingCustodian.Opened(serialized: SecureBytes(copying: body))
+            fuzzCheck(state.serialized().revealedBytes() == body, "an opened resharing state does not re-serialise to its bytes")
+        }
+    case 5:
+        expectTyped(resharingStateCodes) { () throws(ShareRecoveryError) in
+            let state = try ResharingCustodian.Pending(serialized: SecureBytes(copying: body))
+            let again = try state.serialized().revealedBytes()
+            fuzzCheck(again == body, "a pending resharing state does not re-serialise to its bytes")
+        }
+    default:
+        return
     }
 }

@@ -6,7 +6,8 @@ public import ShareCrypto
 /// Layout, version 1. Both states begin `SRRS`, version (1), round (1 ``ResharingCustodian/Opened``,
 /// 2 ``ResharingCustodian/Pending``), purpose (1 backup, 2 recovery), the §5 method byte, and the
 /// expected set: 0, or 1 and its 16-byte setId.
-/// - Opened: the plan's length (2 bytes, big-endian) and its `SessionWire` JSON (UTF-8), the number
+/// - Opened: the plan's length (2 bytes, big-endian) and its `SessionWire` JSON (UTF-8, as
+///   `JSONWriter` writes it; any other spelling is refused, so a state has one byte form), the number
 ///   of dealings, then per dealing: dealer index, t' commitments, and the sub-share (32) of each
 ///   custodian party in ascending order.
 /// - Pending: the number of shares to keep (0 for a backup), then per share its length (2 bytes,
@@ -85,6 +86,10 @@ extension ResharingCustodian.Opened {
             throw error
         } catch {
             throw ShareRecoveryError(.malformedRecord, "the resharing state's plan is not JSON")
+        }
+        // One byte form per state: the plan's JSON is the form `serialized()` writes.
+        guard Array(JSONWriter.write(SessionWire.encode(plan)).utf8) == planBytes else {
+            throw ShareRecoveryError(.malformedRecord, "the resharing state's plan is not in its written form")
         }
         let curve = plan.oldSet.curve
         let ownParties = ResharingCustodian.ownParties(plan)
