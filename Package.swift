@@ -133,6 +133,7 @@ let package = Package(
             dependencies: [
                 "ShareRecoveryServer", "ShareRecoveryHTTP", "ShareRecovery", "ShareCrypto",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

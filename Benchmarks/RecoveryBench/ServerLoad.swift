@@ -223,7 +223,9 @@ struct ServerLoad {
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)
         guard (200..<300).contains(response.status.code) else {
-            throw ShareRecoveryError(.requestRejected, "\(method) \(url): HTTP \(response.status.code) in the benchmark")
+            throw TransportError(
+                .requestRejected, "\(method) \(url): HTTP \(response.status.code) in the benchmark",
+                status: Int(response.status.code))
         }
         return bytes
     }

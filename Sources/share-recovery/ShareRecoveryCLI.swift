@@ -1,6 +1,7 @@
 import ArgumentParser
 import RecoveryKit
 import ShareRecovery
+import ShareRecoveryHTTP
 import ShareRecoveryServer
 
 #if canImport(Glibc)
@@ -23,7 +24,11 @@ struct ShareRecoveryCLI {
             fail(code: "\(error.code)", error.reason)
         } catch let error as RecoveryKitError {
             fail(code: "\(error.code)", error.reason)
+        } catch let error as TransportError {
+            fail(code: error.code.rawValue, error.reason)
         } catch let error as ServerStartError {
+            fail(code: error.code.rawValue, error.reason)
+        } catch let error as OTPDeliveryError {
             fail(code: error.code.rawValue, error.reason)
         } catch let error as CLIError {
             fail(code: error.code, error.message, status: error.isUsage ? 2 : 1)

@@ -20,13 +20,14 @@ struct CipherTextSourceTests {
         var testDescription: String { rawValue }
 
         /// The error code the engine must report.
-        var code: ShareRecoveryError.Code {
+        var code: String {
             switch self {
-            case .notFound: .notFound
-            case .unauthorized: .unauthorized
-            case .badRequest, .unauthorizedClaimingALocalCode: .requestRejected
-            case .alwaysFailing, .hang, .stallMidBody: .sourceFailure
-            case .malformedJSON, .wrongShape, .oversize: .malformedInput
+            case .notFound: "engine.notFound"
+            case .unauthorized: "transport.unauthorized"
+            case .badRequest, .unauthorizedClaimingALocalCode: "transport.requestRejected"
+            case .alwaysFailing: "transport.unavailable"
+            case .hang, .stallMidBody: "transport.timedOut"
+            case .malformedJSON, .wrongShape, .oversize: "engine.malformedInput"
             }
         }
 
@@ -74,26 +75,28 @@ struct CipherTextSourceTests {
             let store = InMemorySigningShareStore(current: world.signing[0])
             let engine = world.engine(source: source, store: store)
             let started = ContinuousClock.now
-            let error = await #expect(throws: ShareRecoveryError.self) {
+            let error = await #expect(throws: (any Error).self) {
                 try await engine.recover(method: .password, secret: .text(World.password))
             }
             let elapsed = ContinuousClock.now - started
-            #expect(error?.code == failure.code, "\(String(describing: error))")
+            #expect(errorName(error) == failure.code, "\(String(describing: error))")
             #expect(await store.currentShare() == world.signing[0])
             #expect(await store.stagedShare() == nil)
             #expect(hits.value == failure.expectedHits)
             switch failure {
             case .hang, .stallMidBody:
-                #expect(error?.reason.contains("timed out") == true)
+                #expect(errorReason(error).contains("timed out"))
                 // The handler never answers: any bound shows the deadline ended the call. A loose
                 // one, so a slow machine (the sanitizer runs) cannot fail it.
                 #expect(elapsed < .seconds(10))
             case .badRequest:
                 // The server's own code travels in the reason.
-                #expect(error?.reason.contains("invalidBackupMethod") == true)
+                #expect(errorReason(error).contains("invalidBackupMethod"))
+                #expect((error as? TransportError)?.serverCode == "invalidBackupMethod")
             case .unauthorizedClaimingALocalCode:
                 // A 401 never takes over a local code, whatever the server calls it.
-                #expect(error?.reason.contains("HTTP 401") == true)
+                #expect(errorReason(error).contains("HTTP 401"))
+                #expect((error as? TransportError)?.status == 401)
             default: break
             }
         }
@@ -105,10 +108,10 @@ struct CipherTextSourceTests {
         defer { server.stop() }
         let source = HTTPCipherTextSource(baseURL: "http://127.0.0.1:\(server.port)", transport: testTransport())
         let store = InMemorySigningShareStore(current: world.signing[0])
-        let error = await #expect(throws: ShareRecoveryError.self) {
+        let error = await #expect(throws: TransportError.self) {
             try await world.engine(source: source, store: store).recover(method: .password, secret: .text(World.password))
         }
-        #expect(error?.code == .sourceFailure)
+        #expect(error?.code == .unavailable)
         #expect(error?.reason.contains("3 attempts") == true, "\(String(describing: error))")
         #expect(server.hits == 3)
         #expect(await store.currentShare() == world.signing[0])
@@ -122,11 +125,11 @@ struct CipherTextSourceTests {
         server.stop()
         let source = HTTPCipherTextSource(baseURL: "http://127.0.0.1:\(port)", transport: testTransport(timeout: .seconds(60)))
         let started = ContinuousClock.now
-        let error = await #expect(throws: ShareRecoveryError.self) {
+        let error = await #expect(throws: TransportError.self) {
             try await source.fetchCipherText(userId: World.userId, method: .password)
         }
         // Three quick attempts, not a wait for the (60 s) deadline.
-        #expect(error?.code == .sourceFailure)
+        #expect(error?.code == .unavailable)
         #expect(error?.reason.contains("3 attempts") == true, "\(String(describing: error))")
         #expect(ContinuousClock.now - started < .seconds(20))
     }
@@ -234,7 +237,7 @@ struct CipherTextSourceTests {
             struct ProviderFailure: Error {}
             let failing = HTTPCipherTextSource(
                 baseURL: base, tokenProvider: { _ in throw ProviderFailure() }, transport: testTransport())
-            await #expect(throws: ShareRecoveryError(.sourceFailure, "")) {
+            await #expect(throws: TransportError(.tokenProviderFailed, "")) {
                 try await failing.fetchCipherText(userId: World.userId, method: .password)
             }
             #expect(hits.value == 0)

@@ -132,13 +132,13 @@ struct HTTPEngineTests {
         try await TestServer.with { setup.backend.register(on: $0) } _: { base in
             let secret = SecureBytes(copying: Array("not-the-secret".utf8))
             let source = HTTPCustodianShareSource(webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
-            let error = await #expect(throws: ShareRecoveryError.self) {
+            let error = await #expect(throws: TransportError.self) {
                 try await source.fetchBackupShares(clientId: Self.userId)
             }
             #expect(error?.code == .unauthorized)
             #expect(error?.reason.contains("HTTP 401") == true)
             let sink = HTTPCustodianBackupSink(webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
-            await #expect(throws: ShareRecoveryError(.unauthorized, "")) {
+            await #expect(throws: TransportError(.unauthorized, "")) {
                 try await sink.deleteBackupShares(clientId: Self.userId, method: .password)
             }
         }

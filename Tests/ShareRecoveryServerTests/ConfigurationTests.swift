@@ -28,7 +28,7 @@ struct ConfigurationTests {
             "postgres://u@h/db?schema=Bad-Name", "postgres://u@h/db?sslmode=maybe", "postgres://u@h/db?color=blue",
             "postgres://u:%zz@h/db", "postgres://u@/db",
         ] {
-            #expect(throws: ShareRecoveryError.self, "\(bad)") { try PostgresLocation(url: bad) }
+            #expect(throws: ServerStartError.self, "\(bad)") { try PostgresLocation(url: bad) }
         }
         // The password never appears in an error.
         do {
@@ -85,23 +85,23 @@ struct ConfigurationTests {
         #expect(
             try SecretLoading.masterKey(.file(path: file)) == SecureBytes(copying: [UInt8](repeating: 0xAB, count: 32)))
         try Data(String(repeating: "ab", count: 31).utf8).write(to: URL(fileURLWithPath: file))
-        #expect(throws: ShareRecoveryError.self) { try SecretLoading.masterKey(.file(path: file)) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.file(path: file)) }
         try Data(String(repeating: "zz", count: 32).utf8).write(to: URL(fileURLWithPath: file))
-        #expect(throws: ShareRecoveryError.self) { try SecretLoading.masterKey(.file(path: file)) }
-        #expect(throws: ShareRecoveryError.self) { try SecretLoading.masterKey(.file(path: directory + "/missing")) }
-        #expect(throws: ShareRecoveryError.self) { try SecretLoading.masterKey(.value(SecureBytes(zeros: 31))) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.file(path: file)) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.file(path: directory + "/missing")) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.value(SecureBytes(zeros: 31))) }
 
         setenv("SHARE_RECOVERY_TEST_KEY", String(repeating: "01", count: 32), 1)
         defer { unsetenv("SHARE_RECOVERY_TEST_KEY") }
         #expect(
             try SecretLoading.masterKey(.environment(name: "SHARE_RECOVERY_TEST_KEY"))
                 == SecureBytes(copying: [UInt8](repeating: 1, count: 32)))
-        #expect(throws: ShareRecoveryError.self) {
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) {
             try SecretLoading.masterKey(.environment(name: "SHARE_RECOVERY_TEST_UNSET"))
         }
 
         try Data("short\n".utf8).write(to: URL(fileURLWithPath: file))
-        #expect(throws: ShareRecoveryError.self) { try SecretLoading.webhookSecret(.file(path: file)) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.webhookSecret(.file(path: file)) }
         try Data("a long enough webhook secret\n".utf8).write(to: URL(fileURLWithPath: file))
         #expect(
             try SecretLoading.webhookSecret(.file(path: file))
@@ -112,7 +112,7 @@ struct ConfigurationTests {
     func postgresNeedsAKey() async throws {
         let configuration = ServerConfiguration(port: 0, database: .postgres(url: "postgres://u@127.0.0.1:1/db"))
         guard SecretLoading.environment(ServerConfiguration.masterKeyEnvironmentVariable) == nil else { return }
-        await #expect(throws: ShareRecoveryError.self) { _ = try await makeServerApplication(configuration) }
+        await #expect(throws: ServerStartError(.invalidConfiguration, "")) { _ = try await makeServerApplication(configuration) }
     }
 
     @Test("an unreachable PostgreSQL fails the start at once, with a clear error")
@@ -124,10 +124,10 @@ struct ConfigurationTests {
         do {
             _ = try await makeServerApplication(configuration)
             Issue.record("started without a database")
-        } catch let error as ShareRecoveryError {
+        } catch let error as ServerStartError {
             // "At once" is structural, not timed: only the start-up probe (one direct connection, before
             // the pool and its retries exist) words its error this way.
-            #expect(error.code == .storageFailure)
+            #expect(error.code == .databaseUnavailable)
             #expect("\(error)".contains("cannot connect to PostgreSQL at 127.0.0.1:1/db"))
             #expect(!"\(error)".contains("secret-password"))
         }

@@ -127,8 +127,9 @@ struct WalletSessionTests {
 
             let after = try await wallet.sign(share: recovered, clientId: user, message: [8])
             #expect(SignatureVerifier.verify(signature: after.signature, message: [8], publicKey: lost.publicKey, mode: .bip340))
-            let error = await #expect(throws: ShareRecoveryError.self) { _ = try await wallet.sign(share: lost, clientId: user, message: [9]) }
-            #expect(error?.code == .conflict, "\(String(describing: error))")
+            // The server refuses it with its 409: a transport error, with the server's code kept.
+            let error = await #expect(throws: TransportError.self) { _ = try await wallet.sign(share: lost, clientId: user, message: [9]) }
+            #expect(error?.code == .conflict && error?.status == 409, "\(String(describing: error))")
         }
     }
 

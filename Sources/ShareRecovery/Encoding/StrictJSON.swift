@@ -10,6 +10,13 @@ public indirect enum JSONValue: Sendable, Equatable {
     case bool(Bool)
     case null
 
+    /// An object's member by key; `nil` when there is none or this is not an object. A lookup only:
+    /// readers that must refuse a wrong shape (unknown or missing fields) check the object first.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case let (.object(a), .object(b)):

@@ -2,7 +2,8 @@
 /// `GET /users/{userId}/user-backup-share?backupMethod=…`).
 public protocol CipherTextSource: Sendable {
     /// The cipherText text for a user and method.
-    /// - Throws: ``ShareRecoveryError`` with `notFound` when there is none, `sourceFailure` otherwise.
+    /// - Throws: ``ShareRecoveryError`` with `notFound` when there is none; the source's own errors
+    ///   (e.g. a transport failure) otherwise, which the engine passes through unchanged.
     func fetchCipherText(userId: String, method: BackupMethod) async throws -> String
 }
 

@@ -2,8 +2,10 @@ import ShareCrypto
 
 /// The one error type of `ShareRecovery`.
 ///
-/// Codes are the error names of FORMATS.md §9 plus a few finer ones; errors compare equal by
-/// ``code``. A ``reason`` never contains secret bytes; where a check names a party (a dealer, a
+/// Codes are the error names of FORMATS.md §9 plus a few finer ones of the engine (its stores,
+/// sessions and inputs); errors compare equal by ``code``. The engine knows nothing of transport:
+/// an error a source or custodian implementation throws (an HTTP client's own error type, say)
+/// passes through the engine unchanged, and a server maps these codes to its answers itself. A ``reason`` never contains secret bytes; where a check names a party (a dealer, a
 /// candidate), the reason says which.
 public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable, machine-readable code.
@@ -16,7 +18,9 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
             case authenticationFailed, tamperedShare, unsealFailed, dealerCheckFailed, subShareCheckFailed
             case noMatchingShare, inconsistentShares, dkgProofFailed, invalidSignatureShare, nonceReused
             // Finer codes of this implementation.
-            case notFound, cancelled, storageFailure, sourceFailure, malformedInput, invalidPasscode, passcodeMismatch, passcodeAlreadySet, passcodeNotSet, notAuthenticated, wrongPasscode, attemptTooSoon, lockedOut, storeCorrupted, requestRejected, unauthorized, forbidden, wrongCode, flowEnded, rateLimited, conflict, payloadTooLarge, internalError
+            case notFound, cancelled, storageFailure, malformedInput, conflict
+            case invalidPasscode, passcodeMismatch, passcodeAlreadySet, passcodeNotSet, notAuthenticated, wrongPasscode
+            case attemptTooSoon, lockedOut, storeCorrupted
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -75,13 +79,11 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
         public static let cancelled = Code(.cancelled)
         /// A store could not read or write.
         public static let storageFailure = Code(.storageFailure)
-        /// A source (network, file) failed.
-        public static let sourceFailure = Code(.sourceFailure)
+        /// A protocol state that moved on: a round applied twice, or a custodian's signing set that
+        /// changed since the session opened. Start again from the current state.
+        public static let conflict = Code(.conflict)
         /// Input text that is not what it should be (not UTF-8, not JSON, too large).
         public static let malformedInput = Code(.malformedInput)
-        /// A remote service refused the request (an HTTP 4xx other than 404); the reason names the
-        /// HTTP status and the service's own error code. Not retried: the same request fails again.
-        public static let requestRejected = Code(.requestRejected)
         /// A passcode that breaks the passcode rules (``PasscodeKind``): 4 or 6 digits, or 6+ characters.
         public static let invalidPasscode = Code(.invalidPasscode)
         /// A new passcode and its confirmation differ.
@@ -100,23 +102,6 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
         public static let lockedOut = Code(.lockedOut)
         /// A store file that does not parse or does not authenticate under the store's key.
         public static let storeCorrupted = Code(.storeCorrupted)
-        /// An HTTP request without valid credentials: no, malformed, expired, forged or already spent
-        /// bearer token, or a wrong webhook secret (HTTP 401).
-        public static let unauthorized = Code(.unauthorized)
-        /// Valid credentials that do not cover the request: a token for another user or purpose (HTTP 403).
-        public static let forbidden = Code(.forbidden)
-        /// A one-time code that does not match its recovery flow; the flow ends after five (HTTP 401).
-        public static let wrongCode = Code(.wrongCode)
-        /// A recovery flow that expired, was used, or ended after too many wrong codes (HTTP 410).
-        public static let flowEnded = Code(.flowEnded)
-        /// Too many attempts for an identifier or client address; retry later (HTTP 429).
-        public static let rateLimited = Code(.rateLimited)
-        /// A request that does not fit the resource's current state, e.g. a session finished twice (HTTP 409).
-        public static let conflict = Code(.conflict)
-        /// A request body over the server's size limit (HTTP 413).
-        public static let payloadTooLarge = Code(.payloadTooLarge)
-        /// A server-side failure; the message is generic and the details are only logged (HTTP 500).
-        public static let internalError = Code(.internalError)
 
         /// Every code, for documentation and exhaustive tests.
         public static var allCodes: [Code] { Backing.allCases.map(Code.init) }

@@ -151,7 +151,7 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
     }
 
     private func send(_ method: HTTPCall.Method, _ path: String, operation: String, purpose: TokenPurpose, body: [UInt8]?)
-        async throws(ShareRecoveryError) -> HTTPReply
+        async throws -> HTTPReply
     {
         var call = HTTPCall(method: method, url: baseURL + path, operation: operation, body: body)
         call.headers.append(try await Credentials.bearer(tokenProvider, purpose, operation: operation))

@@ -3,10 +3,11 @@ public import ShareRecovery
 /// Fetches cipherTexts from the integrator backup API:
 /// `GET {base}/users/{userId}/user-backup-share?backupMethod=M` → `{"cipherText": "…"}`.
 ///
-/// Errors (all `ShareRecoveryError`): `notFound` for a 404; `requestRejected` (or a
-/// shared format code) for another 4xx, never retried; `sourceFailure` after the retries for 5xx and
-/// connection failures, or when the transport's timeout passes (the reason says it timed out);
-/// `malformedInput` for a body that is too large, not JSON, or not exactly `{"cipherText": string}`.
+/// Errors: `ShareRecoveryError` `notFound` for a 404, a shared format code (e.g.
+/// `malformedCipherText`) the server named, and `malformedInput` for a body that is too large, not
+/// JSON, or not exactly `{"cipherText": string}`; ``TransportError`` for the API's refusals and
+/// `requestRejected` (other 4xx, never retried), `unavailable` after the retries for 5xx and
+/// connection failures, `timedOut` when the transport's deadline passes.
 public struct HTTPCipherTextSource: CipherTextSource, CustomStringConvertible {
     private let api: IntegratorAPI
     private let tokenProvider: TokenProvider?

@@ -6,7 +6,7 @@ public import ShareRecovery
 /// - `GET {base}/users/{userId}/recovery-methods` → `{"methods": ["PASSWORD", …]}` (a token of any purpose; asked for as ``TokenPurpose/recover``)
 ///
 /// Errors are those of ``HTTPTransport``. Write tokens are single-use on the server, so a write
-/// retried after a lost answer may be refused (`requestRejected`) although the first one landed.
+/// retried after a lost answer may be refused (``TransportError/Code/requestRejected``) although the first one landed.
 public struct HTTPCipherTextStore: CipherTextStore, CustomStringConvertible {
     private let api: IntegratorAPI
     private let tokenProvider: TokenProvider
@@ -27,7 +27,7 @@ public struct HTTPCipherTextStore: CipherTextStore, CustomStringConvertible {
     ///   - userId: The integrator's user id.
     ///   - method: The backup method.
     /// - Throws: `ShareRecoveryError` (a 400 for a cipherText of another method
-    ///   arrives as the server's code, e.g. `malformedCipherText`, or `requestRejected`).
+    ///   arrives as the server's code, e.g. `malformedCipherText`) or ``TransportError``.
     public func storeCipherText(_ cipherText: String, userId: String, method: BackupMethod) async throws {
         let call = try await api.call(
             .put, url: try api.backupShareURL(userId: userId, method: method), operation: IntegratorAPI.backupShareOperation,
@@ -40,14 +40,14 @@ public struct HTTPCipherTextStore: CipherTextStore, CustomStringConvertible {
     /// - Parameters:
     ///   - userId: The integrator's user id.
     ///   - method: The backup method.
-    /// - Throws: `ShareRecoveryError` for any other failure.
+    /// - Throws: ``TransportError`` or `ShareRecoveryError` for any other failure.
     public func deleteCipherText(userId: String, method: BackupMethod) async throws {
         let call = try await api.call(
             .delete, url: try api.backupShareURL(userId: userId, method: method),
             operation: IntegratorAPI.backupShareOperation, purpose: .deleteRecovery, tokenProvider: tokenProvider)
         do {
             _ = try await api.transport.send(call)
-        } catch where error.code == .notFound {
+        } catch let error as ShareRecoveryError where error.code == .notFound {
             return
         }
     }

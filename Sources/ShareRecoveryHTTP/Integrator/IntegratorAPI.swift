@@ -23,7 +23,7 @@ struct IntegratorAPI: Sendable {
     func call(
         _ method: HTTPCall.Method, url: String, operation: String, purpose: TokenPurpose, tokenProvider: TokenProvider?,
         body: [UInt8]? = nil
-    ) async throws(ShareRecoveryError) -> HTTPCall {
+    ) async throws -> HTTPCall {
         var call = HTTPCall(method: method, url: url, operation: "\(method.rawValue) \(operation)", body: body)
         if let tokenProvider {
             call.headers.append(try await Credentials.bearer(tokenProvider, purpose, operation: call.operation))

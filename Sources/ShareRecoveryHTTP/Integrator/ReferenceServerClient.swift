@@ -48,7 +48,7 @@ public struct ReferenceServerClient: Sendable {
     /// (`POST /custodian/wallets`, an integrator call authenticated by the webhook secret).
     public func registerCustodianShare(_ share: ShareRecord, clientId: String, webhookSecret: SecureBytes) async throws {
         let key = try await request("GET", "/custodian/key", body: nil)
-        guard case .string(let hex)? = key.field("publicKey"), let publicKey = Hex.decode(hex), publicKey.count == 32 else {
+        guard case .string(let hex)? = key["publicKey"], let publicKey = Hex.decode(hex), publicKey.count == 32 else {
             throw ShareRecoveryError(.malformedInput, "the server sent no usable custodian key")
         }
         let sealed = try SealedBox.seal(try share.binary(), to: publicKey)
@@ -64,7 +64,7 @@ public struct ReferenceServerClient: Sendable {
         let flow = try await request(
             "POST", "/recovery/flows",
             body: .object([("identifier", .string(identifier)), ("purpose", .string(purpose))]))
-        guard case .string(let flowId)? = flow.field("flowId") else {
+        guard case .string(let flowId)? = flow["flowId"] else {
             throw ShareRecoveryError(.malformedInput, "the server's flow response has no flowId")
         }
         return flowId
@@ -75,14 +75,15 @@ public struct ReferenceServerClient: Sendable {
     public func verifyFlow(flowId: String, code: SecureBytes) async throws -> SecureBytes {
         let body = JSONValue.object([("code", .string(String(decoding: code.revealedBytes(), as: UTF8.self)))])
         let verified = try await request("POST", "/recovery/flows/\(flowId)/verify", body: body)
-        guard case .string(let token)? = verified.field("token") else {
+        guard case .string(let token)? = verified["token"] else {
             throw ShareRecoveryError(.malformedInput, "the server's verify response has no token")
         }
         return SecureBytes(copying: Array(token.utf8))
     }
 
-    /// One JSON request; non-2xx answers become `requestRejected` with the status (never the body,
-    /// which the server may fill with what the client sent).
+    /// One JSON request; non-2xx answers become errors as ``HTTPTransport`` maps them, with the
+    /// status and the server's code but never its message, which the server may fill with what the
+    /// client sent (a one-time code).
     private func request(_ method: String, _ path: String, body: JSONValue?, webhookSecret: SecureBytes? = nil)
         async throws -> JSONValue
     {
@@ -101,10 +102,16 @@ public struct ReferenceServerClient: Sendable {
             response = try await client.execute(request, timeout: .seconds(10))
             bytes = try await response.body.collect(upTo: 1 << 20)
         } catch {
-            throw ShareRecoveryError(.sourceFailure, "\(method) \(path): the server could not be reached (\(type(of: error)))")
+            throw TransportError(.unavailable, "\(method) \(path): the server could not be reached (\(type(of: error)))")
         }
-        guard (200..<300).contains(response.status.code) else {
-            throw ShareRecoveryError(.requestRejected, "\(method) \(path): HTTP \(response.status.code)")
+        let reply = HTTPReply(status: Int(response.status.code), body: Array(bytes.readableBytesView))
+        switch reply.status {
+        case 200..<300: break
+        case 404: throw ServerErrorMapping.notFound("\(method) \(path)", reply, quotingMessage: false)
+        case 400..<500: throw ServerErrorMapping.rejected("\(method) \(path)", reply, quotingMessage: false)
+        default:
+            throw TransportError(
+                .unavailable, "\(method) \(path): \(ServerErrorMapping.summary(reply, quotingMessage: false))", status: reply.status)
         }
         if bytes.readableBytes == 0 { return .null }
         do {
@@ -112,13 +119,5 @@ public struct ReferenceServerClient: Sendable {
         } catch {
             throw ShareRecoveryError(.malformedInput, "\(method) \(path): the response is not JSON")
         }
-    }
-}
-
-extension JSONValue {
-    /// A member of an object, or `nil`.
-    fileprivate func field(_ key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
     }
 }

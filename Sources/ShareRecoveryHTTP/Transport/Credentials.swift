@@ -19,15 +19,15 @@ public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertibl
 }
 
 /// Returns a bearer token (without the `Bearer ` prefix) for a purpose. Called once per operation,
-/// not per retry; its errors end the operation (a `ShareRecoveryError` as thrown,
-/// anything else as `sourceFailure`).
+/// not per retry; its errors end the operation (a `ShareRecoveryError` or ``TransportError`` as
+/// thrown, anything else as ``TransportError/Code/tokenProviderFailed``).
 public typealias TokenProvider = @Sendable (TokenPurpose) async throws -> String
 
 /// Builds credential headers and checks their values. Values only ever enter ``HTTPCall/Header``
 /// marked secret, so no description or log shows them.
 enum Credentials {
     /// `Authorization: Bearer …` from a provider.
-    static func bearer(_ provider: TokenProvider, _ purpose: TokenPurpose, operation: String) async throws(ShareRecoveryError)
+    static func bearer(_ provider: TokenProvider, _ purpose: TokenPurpose, operation: String) async throws
         -> HTTPCall.Header
     {
         let token: String
@@ -35,11 +35,13 @@ enum Credentials {
             token = try await provider(purpose)
         } catch let error as ShareRecoveryError {
             throw error
+        } catch let error as TransportError {
+            throw error
         } catch is CancellationError {
             throw ShareRecoveryError(.cancelled, "\(operation) was cancelled")
         } catch {
             // The type only: a provider's message could quote the token.
-            throw ShareRecoveryError(.sourceFailure, "\(operation): the token provider failed (\(type(of: error)))")
+            throw TransportError(.tokenProviderFailed, "\(operation): the token provider failed (\(type(of: error)))")
         }
         guard isHeaderSafe(token.utf8) else {
             throw ShareRecoveryError(.invalidParameters, "\(operation): the bearer token is empty or not visible ASCII")

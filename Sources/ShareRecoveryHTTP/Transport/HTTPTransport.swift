@@ -6,19 +6,20 @@ import ShareRecovery
 
 /// The one place where this module talks HTTP: a deadline per call, bounded retries with
 /// exponential backoff and jitter, a response size limit, and the mapping of every outcome to a
-/// `ShareRecoveryError`. Every client in the module (``HTTPCipherTextSource``,
+/// ``TransportError`` or, where the server ran a check the engine also runs, a `ShareRecoveryError`. Every client in the module (``HTTPCipherTextSource``,
 /// ``HTTPCipherTextStore``, ``HTTPCustodianShareSource``, ``HTTPCustodianBackupSink``,
 /// ``HTTPCustodian``) sends through one of these.
 ///
 /// Outcomes:
 /// - 2xx: the body (at most ``Configuration/maximumResponseSize`` bytes, else `malformedInput`).
 /// - 404: `notFound` (or the resharing code the server named, e.g. `noMatchingShare`).
-/// - other 4xx: never retried; the server's code when both sides share it (format and resharing
-///   checks, and the API's `unauthorized`, `forbidden`, `rateLimited`, `conflict`, …; a 401/403 only
-///   ever yields a credential code), else `ShareRecoveryError.Code.requestRejected`
-///   with the server's code in the reason.
-/// - 5xx and connection failures: retried up to ``Configuration/maximumAttempts`` in all, then `sourceFailure`.
-/// - the deadline: `sourceFailure` whose reason says the call timed out.
+/// - other 4xx: never retried; the `ShareRecoveryError` of a format or resharing check the server
+///   named, the API's refusal as the ``TransportError`` of the same name (`unauthorized`,
+///   `forbidden`, `rateLimited`, `conflict`, …; a 401/403 only ever yields a credential code), else
+///   ``TransportError/Code/requestRejected`` with the server's code in ``TransportError/serverCode``.
+/// - 5xx and connection failures: retried up to ``Configuration/maximumAttempts`` in all, then
+///   ``TransportError/Code/unavailable``.
+/// - the deadline: ``TransportError/Code/timedOut``.
 /// - task cancellation: `cancelled`.
 public struct HTTPTransport: Sendable, CustomStringConvertible {
     /// Timeouts, retries and limits.
@@ -96,8 +97,8 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
 
     /// Sends a call with retries until it succeeds, fails for good, or the deadline passes.
     /// - Returns: The status (2xx) and body of the response.
-    /// - Throws: `ShareRecoveryError` as described on the type.
-    func send(_ call: HTTPCall) async throws(ShareRecoveryError) -> HTTPReply {
+    /// - Throws: ``TransportError`` or `ShareRecoveryError`, as described on the type.
+    func send(_ call: HTTPCall) async throws -> HTTPReply {
         guard call.url.hasPrefix("http://") || call.url.hasPrefix("https://") else {
             throw ShareRecoveryError(.invalidParameters, "\(call.operation): the base URL must be http:// or https://")
         }
@@ -110,6 +111,7 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
             let outcome = await self.attempt(call, deadline: deadline)
             if Task.isCancelled { throw ShareRecoveryError(.cancelled, "\(call.operation) was cancelled") }
             let failure: String
+            var failureStatus: Int?
             switch outcome {
             case .reply(let reply):
                 logger.debug("reply", metadata: call.metadata(attempt: attempt, status: reply.status))
@@ -117,8 +119,12 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
                 case 200..<300: return reply
                 case 404: throw ServerErrorMapping.notFound(call.operation, reply)
                 case 400..<500: throw ServerErrorMapping.rejected(call.operation, reply)
-                case 500..<600: failure = "HTTP \(reply.status)\(ServerErrorMapping.serverCode(reply).map { " (\($0))" } ?? "")"
-                default: throw ShareRecoveryError(.sourceFailure, "\(call.operation): unexpected HTTP status \(reply.status)")
+                case 500..<600:
+                    failureStatus = reply.status
+                    failure = "HTTP \(reply.status)\(ServerErrorMapping.serverCode(reply).map { " (\($0))" } ?? "")"
+                default:
+                    throw TransportError(
+                        .requestRejected, "\(call.operation): unexpected HTTP status \(reply.status)", status: reply.status)
                 }
             case .retryable(let reason):
                 logger.debug("connection failure", metadata: call.metadata(attempt: attempt, status: nil))
@@ -129,7 +135,8 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
                 throw error
             }
             guard attempt < attempts else {
-                throw ShareRecoveryError(.sourceFailure, "\(call.operation) failed after \(attempts) attempts: \(failure)")
+                throw TransportError(
+                    .unavailable, "\(call.operation) failed after \(attempts) attempts: \(failure)", status: failureStatus)
             }
             let delay = backoff(beforeAttempt: attempt + 1)
             guard clock.now.advanced(by: delay) < deadline else {
@@ -145,9 +152,9 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
         }
     }
 
-    private static func timeout(_ call: HTTPCall, after timeout: Duration, last: String?) -> ShareRecoveryError {
-        ShareRecoveryError(
-            .sourceFailure, "\(call.operation) timed out after \(timeout)\(last.map { " (last failure: \($0))" } ?? "")")
+    private static func timeout(_ call: HTTPCall, after timeout: Duration, last: String?) -> TransportError {
+        TransportError(
+            .timedOut, "\(call.operation) timed out after \(timeout)\(last.map { " (last failure: \($0))" } ?? "")")
     }
 
     /// Exponential backoff with "equal jitter": half the step fixed, half random, so a fleet of

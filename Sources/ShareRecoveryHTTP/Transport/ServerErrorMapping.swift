@@ -1,10 +1,11 @@
 import ShareRecovery
 
-/// Turns the API's error bodies (`{"error": {"code": "…", "message": "…"}}`) into
-/// `ShareRecoveryError`. Error bodies are read leniently: a proxy's HTML page
-/// still yields an error with the HTTP status, just without a server code.
+/// Turns the API's error bodies (`{"error": {"code": "…", "message": "…"}}`) into errors: a
+/// `ShareRecoveryError` where the server ran a check the engine also runs, a ``TransportError``
+/// otherwise. Error bodies are read leniently: a proxy's HTML page still yields an error with the
+/// HTTP status, just without a server code.
 enum ServerErrorMapping {
-    /// Server codes taken over as our own code: the format and resharing checks the server runs
+    /// Server codes taken over as the engine's own: the format and resharing checks the server runs
     /// with the same meaning as in process (so an HTTP custodian fails like `LocalCustodian`).
     /// Never `authenticationFailed`: here it means a wrong backup secret.
     static let sharedCodes: Set<ShareRecoveryError.Code> = [
@@ -14,29 +15,28 @@ enum ServerErrorMapping {
         .dkgProofFailed, .invalidSignatureShare, .nonceReused,
     ]
 
-    /// The API's own refusals, taken over as they are.
-    static let apiCodes: Set<ShareRecoveryError.Code> = [
+    /// The API's own refusals, kept as transport codes of the same name.
+    static let apiCodes: Set<TransportError.Code> = [
         .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .conflict, .payloadTooLarge,
     ]
 
     /// The only codes a 401 or 403 may carry: credential problems, never a local check's code.
-    static let credentialCodes: Set<ShareRecoveryError.Code> = [.unauthorized, .forbidden, .wrongCode]
+    static let credentialCodes: Set<TransportError.Code> = [.unauthorized, .forbidden, .wrongCode]
 
     /// The server's error code and message, when the body has the API's error shape.
     static func serverError(_ reply: HTTPReply) -> (code: String?, message: String?) {
         guard let value = try? StrictJSON.parse(reply.body, maximumSize: reply.body.count),
-            case .object(let members) = value,
-            case .object(let error)? = members.first(where: { $0.key == "error" })?.value
+            let error = value["error"], case .object = error
         else { return (nil, nil) }
         var code: String?
         var message: String?
-        if case .string(let text)? = error.first(where: { $0.key == "code" })?.value,
+        if case .string(let text)? = error["code"],
             (1...64).contains(text.utf8.count),
             text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "_-.".unicodeScalars.contains($0)) })
         {
             code = text
         }
-        if case .string(let text)? = error.first(where: { $0.key == "message" })?.value {
+        if case .string(let text)? = error["message"] {
             message = sanitized(text)
         }
         return (code, message)
@@ -46,27 +46,34 @@ enum ServerErrorMapping {
     static func serverCode(_ reply: HTTPReply) -> String? { serverError(reply).code }
 
     /// A 404: `notFound`, or a shared code the server named (the server answers `noMatchingShare` with a 404).
-    static func notFound(_ operation: String, _ reply: HTTPReply) -> ShareRecoveryError {
+    static func notFound(_ operation: String, _ reply: HTTPReply, quotingMessage: Bool = true) -> ShareRecoveryError {
         let code = serverError(reply).code.flatMap(ShareRecoveryError.Code.init(name:))
-        return ShareRecoveryError(code.flatMap { sharedCodes.contains($0) ? $0 : nil } ?? .notFound, "\(operation): \(summary(reply))")
+        return ShareRecoveryError(code.flatMap { sharedCodes.contains($0) ? $0 : nil } ?? .notFound, "\(operation): \(summary(reply, quotingMessage: quotingMessage))")
     }
 
-    /// Any other 4xx: the server's code when it is one we share (only a credential code on a
-    /// 401/403), `requestRejected` otherwise.
-    static func rejected(_ operation: String, _ reply: HTTPReply) -> ShareRecoveryError {
-        let allowed = reply.status == 401 || reply.status == 403 ? credentialCodes : sharedCodes.union(apiCodes)
-        if let code = serverError(reply).code.flatMap(ShareRecoveryError.Code.init(name:)), allowed.contains(code) {
-            return ShareRecoveryError(code, "\(operation): \(summary(reply))")
+    /// Any other 4xx: a shared check's `ShareRecoveryError` (never on a 401/403), the API's refusal
+    /// as a ``TransportError`` of the same name (only a credential code on a 401/403), else
+    /// `requestRejected`.
+    /// - Parameter quotingMessage: Whether the reason quotes the server's message (not where the
+    ///   server may echo a secret the client sent).
+    static func rejected(_ operation: String, _ reply: HTTPReply, quotingMessage: Bool = true) -> any Error {
+        let summary = summary(reply, quotingMessage: quotingMessage)
+        let serverCode = serverError(reply).code
+        let credentials = reply.status == 401 || reply.status == 403
+        if !credentials, let code = serverCode.flatMap(ShareRecoveryError.Code.init(name:)), sharedCodes.contains(code) {
+            return ShareRecoveryError(code, "\(operation): \(summary)")
         }
-        return ShareRecoveryError(.requestRejected, "\(operation): \(summary(reply))")
+        let allowed = credentials ? credentialCodes : apiCodes
+        let code = serverCode.flatMap(TransportError.Code.init(rawValue:)).flatMap { allowed.contains($0) ? $0 : nil }
+        return TransportError(code ?? .requestRejected, "\(operation): \(summary)", status: reply.status, serverCode: serverCode)
     }
 
     /// `HTTP 400, server code "x": message`.
-    static func summary(_ reply: HTTPReply) -> String {
+    static func summary(_ reply: HTTPReply, quotingMessage: Bool = true) -> String {
         let (code, message) = serverError(reply)
         var text = "HTTP \(reply.status)"
         text += code.map { ", server code \"\($0)\"" } ?? ", no server code"
-        if let message, !message.isEmpty { text += ": \(message)" }
+        if quotingMessage, let message, !message.isEmpty { text += ": \(message)" }
         return text
     }
 

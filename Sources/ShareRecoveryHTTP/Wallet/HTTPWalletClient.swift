@@ -122,7 +122,7 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
     /// The base URL (credentials redacted); never a token.
     public var description: String { "HTTPWalletClient(\(URLText.redacted(baseURL)), token: <redacted>)" }
 
-    private func send(_ path: String, operation: String, body: [UInt8]) async throws(ShareRecoveryError) -> HTTPReply {
+    private func send(_ path: String, operation: String, body: [UInt8]) async throws -> HTTPReply {
         var call = HTTPCall(method: .post, url: baseURL + path, operation: operation, body: body)
         call.headers.append(try await Credentials.bearer(tokenProvider, .sign, operation: operation))
         return try await transport.send(call)

@@ -9,7 +9,7 @@ struct WebhookAPI: Sendable {
     let transport: HTTPTransport
 
     /// POSTs a JSON body to `{webhookBase}{path}`.
-    func post(_ path: String, _ members: [(key: String, value: JSONValue)]) async throws(ShareRecoveryError) -> (HTTPReply, String) {
+    func post(_ path: String, _ members: [(key: String, value: JSONValue)]) async throws -> (HTTPReply, String) {
         let operation = "POST {webhookBase}\(path)"
         var call = HTTPCall(method: .post, url: baseURL + path, operation: operation, body: JSONBody.encode(members))
         call.headers.append(try Credentials.webhookSecret(secret, operation: operation))

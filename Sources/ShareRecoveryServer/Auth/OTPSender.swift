@@ -69,27 +69,27 @@ public struct FileOTPSender: OTPSender {
                     ("code", .string(message.codeText)),
                 ])) + "\n"
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ShareRecoveryError(.sourceFailure, "cannot open the OTP file") }
+        guard descriptor >= 0 else { throw OTPDeliveryError(.deliveryFailed, "cannot open the OTP file") }
         defer { close(descriptor) }
         let bytes = Array(line.utf8)
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { throw ShareRecoveryError(.sourceFailure, "cannot append to the OTP file") }
+        guard written == bytes.count else { throw OTPDeliveryError(.deliveryFailed, "cannot append to the OTP file") }
     }
 
     /// The newest code this sender wrote for a flow: the file read as a user's inbox (demos, benches).
-    /// - Throws: `notFound` when the file has no code for the flow, `sourceFailure` when it cannot be read.
+    /// - Throws: ``OTPDeliveryError`` `noCode` when the file cannot be read or has no code for the flow.
     public func code(flowId: String) throws -> SecureBytes {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ShareRecoveryError(.sourceFailure, "cannot read the OTP file")
+            throw OTPDeliveryError(.noCode, "cannot read the OTP file \(path)")
         }
         for line in data.split(separator: UInt8(ascii: "\n")).reversed() {
-            guard case .object(let fields) = try? StrictJSON.parse(Array(line)),
-                case .string(flowId)? = fields.first(where: { $0.key == "flowId" })?.value,
-                case .string(let code)? = fields.first(where: { $0.key == "code" })?.value
+            guard let entry = try? StrictJSON.parse(Array(line)),
+                case .string(flowId)? = entry["flowId"],
+                case .string(let code)? = entry["code"]
             else { continue }
             return SecureBytes(copying: Array(code.utf8))
         }
-        throw ShareRecoveryError(.notFound, "no one-time code for the flow in the OTP file")
+        throw OTPDeliveryError(.noCode, "no one-time code for the flow in the OTP file \(path)")
     }
 }
 
@@ -129,7 +129,7 @@ public struct WebhookOTPSender: OTPSender {
         let response = try await HTTPTransport.sharedClient.execute(request, timeout: .seconds(timeoutSeconds))
         _ = try? await response.body.collect(upTo: 64 * 1024)
         guard (200..<300).contains(response.status.code) else {
-            throw ShareRecoveryError(.sourceFailure, "the OTP webhook answered \(response.status.code)")
+            throw OTPDeliveryError(.deliveryFailed, "the OTP webhook answered \(response.status.code)")
         }
     }
 }

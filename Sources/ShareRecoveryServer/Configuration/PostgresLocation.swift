@@ -1,4 +1,3 @@
-package import ShareRecovery
 
 /// A parsed `postgres://user:password@host:port/database?sslmode=…&schema=…` URL.
 package struct PostgresLocation: Sendable, Equatable {
@@ -13,11 +12,10 @@ package struct PostgresLocation: Sendable, Equatable {
     package var schema: String?
 
     /// Parses a URL.
-    /// - Throws: `ShareRecoveryError.Code.invalidParameters` naming the part that is wrong (never the password).
-    package init(url: String) throws(ShareRecoveryError) {
-        func fail(_ why: String) -> ShareRecoveryError {
-            ShareRecoveryError(
-                .invalidParameters, "PostgreSQL URL: \(why) (expected postgres://user:password@host:port/database)")
+    /// - Throws: ``ServerStartError/Code/invalidConfiguration`` naming the part that is wrong (never the password).
+    package init(url: String) throws(ServerStartError) {
+        func fail(_ why: String) -> ServerStartError {
+            ServerStartError(.invalidConfiguration, "PostgreSQL URL: \(why) (expected postgres://user:password@host:port/database)")
         }
         var rest: Substring
         if url.hasPrefix("postgres://") {

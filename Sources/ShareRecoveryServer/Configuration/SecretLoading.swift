@@ -12,8 +12,8 @@ enum SecretLoading {
     static let maximumFileSize = 4096
 
     /// The 32-byte master key.
-    /// - Throws: `ShareRecoveryError.Code.invalidParameters` when the source is missing or malformed.
-    static func masterKey(_ source: ServerConfiguration.SecretSource) throws(ShareRecoveryError) -> SecureBytes {
+    /// - Throws: ``ServerStartError/Code/invalidConfiguration`` when the source is missing or malformed.
+    static func masterKey(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> SecureBytes {
         let key: SecureBytes
         switch source {
         case .value(let bytes):
@@ -22,35 +22,34 @@ enum SecretLoading {
             key = try decodeHex(try trimmed(try readFile(path)), what: "the master key file \(path)")
         case .environment(let name):
             guard let text = environment(name) else {
-                throw ShareRecoveryError(.invalidParameters, "the environment variable \(name) is not set")
+                throw ServerStartError(.invalidConfiguration, "the environment variable \(name) is not set")
             }
             key = try decodeHex(text, what: "the environment variable \(name)")
         case .generatedFile(let path):
             key = try decodeHex(try trimmed(try generatedFile(path)), what: "the master key file \(path)")
         }
         guard key.count == 32 else {
-            throw ShareRecoveryError(
-                .invalidParameters, "the master key must be 32 bytes (64 hex digits), got \(key.count)")
+            throw ServerStartError(.invalidConfiguration, "the master key must be 32 bytes (64 hex digits), got \(key.count)")
         }
         return key
     }
 
     /// The webhook secret's bytes (at least 16).
-    /// - Throws: `ShareRecoveryError.Code.invalidParameters` when the source is missing or too short.
-    static func webhookSecret(_ source: ServerConfiguration.SecretSource) throws(ShareRecoveryError) -> SecureBytes {
+    /// - Throws: ``ServerStartError/Code/invalidConfiguration`` when the source is missing or too short.
+    static func webhookSecret(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> SecureBytes {
         let secret: SecureBytes
         switch source {
         case .value(let bytes): secret = bytes
         case .file(let path): secret = try trimmed(try readFile(path))
         case .environment(let name):
             guard let text = environment(name) else {
-                throw ShareRecoveryError(.invalidParameters, "the environment variable \(name) is not set")
+                throw ServerStartError(.invalidConfiguration, "the environment variable \(name) is not set")
             }
             secret = text
         case .generatedFile(let path): secret = try trimmed(try generatedFile(path))
         }
         guard secret.count >= 16 else {
-            throw ShareRecoveryError(.invalidParameters, "the webhook secret must be at least 16 bytes")
+            throw ServerStartError(.invalidConfiguration, "the webhook secret must be at least 16 bytes")
         }
         return secret
     }
@@ -64,10 +63,10 @@ enum SecretLoading {
     }
 
     /// A file's bytes, read straight into a secret buffer.
-    static func readFile(_ path: String) throws(ShareRecoveryError) -> SecureBytes {
+    static func readFile(_ path: String) throws(ServerStartError) -> SecureBytes {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw ShareRecoveryError(.invalidParameters, "cannot read \(path): \(String(cString: strerror(errno)))")
+            throw ServerStartError(.invalidConfiguration, "cannot read \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         var total = 0
@@ -81,27 +80,26 @@ enum SecretLoading {
                 total += got
             }
         }
-        guard !failed else { throw ShareRecoveryError(.invalidParameters, "cannot read \(path)") }
+        guard !failed else { throw ServerStartError(.invalidConfiguration, "cannot read \(path)") }
         guard total <= maximumFileSize else {
-            throw ShareRecoveryError(.invalidParameters, "\(path) is too large for a secret")
+            throw ServerStartError(.invalidConfiguration, "\(path) is too large for a secret")
         }
         do {
             return try buffer.slice(0..<total)
         } catch {
-            throw ShareRecoveryError(.invalidParameters, "cannot read \(path)")
+            throw ServerStartError(.invalidConfiguration, "cannot read \(path)")
         }
     }
 
     /// Reads the file, or creates it with 32 random bytes as hex (mode 0600). The new file is written under a
     /// temporary name and linked into place, so concurrent starters never see a half-written secret.
-    static func generatedFile(_ path: String) throws(ShareRecoveryError) -> SecureBytes {
+    static func generatedFile(_ path: String) throws(ServerStartError) -> SecureBytes {
         if access(path, F_OK) == 0 { return try readFile(path) }
         let random = SystemRandom().secureBytes(count: 32)
         let temporary = "\(path).tmp-\(Hex.encode(SystemRandom().bytes(count: 8)))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw ShareRecoveryError(
-                .invalidParameters, "cannot create \(temporary): \(String(cString: strerror(errno)))")
+            throw ServerStartError(.invalidConfiguration, "cannot create \(temporary): \(String(cString: strerror(errno)))")
         }
         let digits = Array("0123456789abcdef".utf8)
         let line = SecureBytes(count: 65) { out in
@@ -118,20 +116,19 @@ enum SecretLoading {
         close(descriptor)
         guard written == 65, synced == 0 else {
             unlink(temporary)
-            throw ShareRecoveryError(.invalidParameters, "cannot write \(temporary)")
+            throw ServerStartError(.invalidConfiguration, "cannot write \(temporary)")
         }
         let linked = link(temporary, path)
         let linkError = errno
         unlink(temporary)
         guard linked == 0 || linkError == EEXIST else {
-            throw ShareRecoveryError(
-                .invalidParameters, "cannot create \(path): \(String(cString: strerror(linkError)))")
+            throw ServerStartError(.invalidConfiguration, "cannot create \(path): \(String(cString: strerror(linkError)))")
         }
         return try readFile(path)
     }
 
     /// Without one trailing `\n` or `\r\n`.
-    static func trimmed(_ bytes: SecureBytes) throws(ShareRecoveryError) -> SecureBytes {
+    static func trimmed(_ bytes: SecureBytes) throws(ServerStartError) -> SecureBytes {
         var end = bytes.count
         bytes.withUnsafeBytes { raw in
             if end > 0, raw[end - 1] == UInt8(ascii: "\n") { end -= 1 }
@@ -140,13 +137,13 @@ enum SecretLoading {
         do {
             return try bytes.slice(0..<end)
         } catch {
-            throw ShareRecoveryError(.invalidParameters, "unreadable secret")
+            throw ServerStartError(.invalidConfiguration, "unreadable secret")
         }
     }
 
     /// Hex (either case) into a secret buffer.
-    static func decodeHex(_ text: SecureBytes, what: String) throws(ShareRecoveryError) -> SecureBytes {
-        guard text.count % 2 == 0 else { throw ShareRecoveryError(.invalidParameters, "\(what) is not hex") }
+    static func decodeHex(_ text: SecureBytes, what: String) throws(ServerStartError) -> SecureBytes {
+        guard text.count % 2 == 0 else { throw ServerStartError(.invalidConfiguration, "\(what) is not hex") }
         var valid = true
         let decoded = SecureBytes(count: text.count / 2) { out in
             text.withUnsafeBytes { raw in
@@ -167,7 +164,7 @@ enum SecretLoading {
                 }
             }
         }
-        guard valid else { throw ShareRecoveryError(.invalidParameters, "\(what) is not hex") }
+        guard valid else { throw ServerStartError(.invalidConfiguration, "\(what) is not hex") }
         return decoded
     }
 }
@@ -181,15 +178,15 @@ struct DerivedKeys: Sendable {
     /// HMAC-SHA256 key for one-time code hashes.
     let otp: SecureBytes
 
-    init(masterKey: SecureBytes) throws(ShareRecoveryError) {
-        func derive(_ label: String) throws(ShareRecoveryError) -> SecureBytes {
+    init(masterKey: SecureBytes) throws(ServerStartError) {
+        func derive(_ label: String) throws(ServerStartError) -> SecureBytes {
             do {
                 return try HKDF.deriveKey(
                     inputKeyMaterial: masterKey, salt: Array("share-recovery-server".utf8),
                     info: Array("share-recovery-server v1 \(label)".utf8),
                     outputCount: 32)
             } catch {
-                throw ShareRecoveryError(.invalidParameters, "key derivation failed")
+                throw ServerStartError(.invalidConfiguration, "key derivation failed")
             }
         }
         atRest = try derive("at-rest")

@@ -21,7 +21,9 @@ struct BackupShareFetcher: Sendable {
             return try await source.fetchBackupShares(clientId: clientId)
         } catch {
             // The transport's reasons name the operation and status, never the secret.
-            let why = (error as? ShareRecoveryError)?.reason ?? "the webhook could not be reached"
+            let why =
+                (error as? TransportError)?.reason ?? (error as? ShareRecoveryError)?.reason
+                ?? "the webhook could not be reached"
             throw APIError(.badGateway, .sourceFailure, "fetching custodian backup shares failed: \(why)")
         }
     }

@@ -21,7 +21,7 @@ struct WalletSessions: Sendable {
     /// - Returns: The 201 body: `sessionId`, `round1`, `sealedSubShare`, `custodianKey`.
     func openDKG(clientId: String, parameters: DKGParameters, deviceRound1: JSONValue, clientKey: [UInt8]) async throws -> JSONValue {
         guard parameters.threshold == 2, parameters.parties == 2 else {
-            throw APIError(.badRequest, .invalidParameters, "the reference server takes part in 2-of-2 wallets (party 2)")
+            throw APIError(.badRequest, APIErrorCode(.invalidParameters), "the reference server takes part in 2-of-2 wallets (party 2)")
         }
         guard try await state.storage.signingShares(clientId: clientId).isEmpty else {
             throw APIError.conflict("this user already has a wallet; a DKG does not replace it")
@@ -107,7 +107,7 @@ struct WalletSessions: Sendable {
     /// - Returns: The 200 body: `signatureShare`.
     func sign(_ session: ProtocolSessionRecord, message: [UInt8], deviceCommitment: JSONValue) async throws -> JSONValue {
         guard session.state == .open else {
-            throw APIError(.conflict, .nonceReused, "this signing session already signed; open a new one")
+            throw APIError(.conflict, APIErrorCode(.nonceReused), "this signing session already signed; open a new one")
         }
         let bound = try StrictJSON.parse(Array(session.publicJSON.utf8))
         guard case .string(let walletId) = try SessionWire.member(bound, "walletId"),
@@ -129,7 +129,7 @@ struct WalletSessions: Sendable {
             return try SigningParty(share: share, mode: mode).sign(nonce: nonce, package: package)
         }
         guard try await state.storage.completeSigning(id: session.id, clientId: session.clientId, setId: setId, now: state.now) else {
-            throw APIError(.conflict, .nonceReused, "this signing session already signed; open a new one")
+            throw APIError(.conflict, APIErrorCode(.nonceReused), "this signing session already signed; open a new one")
         }
         return .object([("signatureShare", ProtocolWire.encode(signatureShare: signatureShare))])
     }
@@ -138,7 +138,7 @@ struct WalletSessions: Sendable {
     private func currentShare(clientId: String, walletId: String) async throws -> ShareRecord {
         let shares = try await custodianShares.signingShares(clientId: clientId)
         guard let share = shares.first(where: { $0.partyIndex == Self.custodian }), share.walletId == walletId else {
-            throw APIError(.notFound, .noMatchingShare, "the custodian holds no signing share of this wallet for this user")
+            throw APIError(.notFound, APIErrorCode(.noMatchingShare), "the custodian holds no signing share of this wallet for this user")
         }
         return share
     }

@@ -25,7 +25,7 @@ extension ServerRoutes {
         let cipherText = try checkingClientInput { try CipherText(base64: text) }
         guard cipherText.method == method else {
             throw APIError(
-                .badRequest, .unsupportedMethod,
+                .badRequest, APIErrorCode(.unsupportedMethod),
                 "the cipherText is a \(cipherText.method.apiName) backup, not \(method.apiName)")
         }
         switch try await state.storage.putCipherText(

@@ -44,7 +44,7 @@ extension ServerRoutes {
             return try ShareRecord(binary: binary)
         }
         guard record.kind == .signing, record.partyIndex != 1 else {
-            throw APIError(.badRequest, .invalidParameters, "the custodian holds signing shares of parties 2…n only")
+            throw APIError(.badRequest, APIErrorCode(.invalidParameters), "the custodian holds signing shares of parties 2…n only")
         }
         try await state.storage.registerSigningShare(
             clientId: clientId, share: try sessions.sealedSigningShare(record, clientId: clientId))
@@ -65,7 +65,7 @@ extension ServerRoutes {
             throw APIError.forbidden("a \(purpose.rawValue) session needs a \(purpose.tokenPurpose.rawValue) token")
         }
         guard let method = BackupMethod(apiName: try body.string("backupMethod")) else {
-            throw APIError(.badRequest, .unsupportedMethod, "unknown backupMethod")
+            throw APIError(.badRequest, APIErrorCode(.unsupportedMethod), "unknown backupMethod")
         }
         guard let shareValue = body.member("clientShare") else { throw APIError.badRequest("missing clientShare") }
         let clientShare = try checkingClientInput { try ShareRecord(jsonValue: shareValue) }

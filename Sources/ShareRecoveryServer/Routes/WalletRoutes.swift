@@ -29,7 +29,7 @@ extension ServerRoutes {
             throw APIError.forbidden("creating a wallet needs a token of purpose sign; this one is for \(token.purpose.rawValue)")
         }
         guard let curve = Curve(name: try body.string("curve")) else {
-            throw APIError(.badRequest, .invalidParameters, "curve must be secp256k1 or ed25519")
+            throw APIError(.badRequest, APIErrorCode(.invalidParameters), "curve must be secp256k1 or ed25519")
         }
         let parameters = try checkingClientInput {
             try DKGParameters(
@@ -63,7 +63,7 @@ extension ServerRoutes {
         let clientId = try body.identifier("clientId")
         _ = try token(request, userId: clientId, purposes: [.sign])
         guard let mode = SigningMode(rawValue: try body.string("mode")) else {
-            throw APIError(.badRequest, .invalidParameters, "mode must be bip340 or rfc9591")
+            throw APIError(.badRequest, APIErrorCode(.invalidParameters), "mode must be bip340 or rfc9591")
         }
         let setId = try body.string("setId")
         guard setId.utf8.count == 32, Hex.decode(setId) != nil else { throw APIError.badRequest("setId must be 32 lowercase hex digits") }

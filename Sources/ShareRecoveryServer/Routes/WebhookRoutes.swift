@@ -42,7 +42,7 @@ extension ServerRoutes {
         let clientId = try body.identifier("clientId")
         let name = try body.string("backupMethod")
         guard let method = BackupMethod(apiName: name) else {
-            throw APIError(.badRequest, .unsupportedMethod, "unknown backupMethod")
+            throw APIError(.badRequest, APIErrorCode(.unsupportedMethod), "unknown backupMethod")
         }
         try await state.storage.deleteBackupShares(clientId: clientId, method: method)
         return JSONResponse.noContent()

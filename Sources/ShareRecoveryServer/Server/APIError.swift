@@ -1,15 +1,15 @@
 import HTTPTypes
 import ShareRecovery
 
-/// An error a route answers with: HTTP status, a stable code (a `ShareRecoveryError.Code` name, so
-/// clients map it back), and a message that never carries secret bytes. Only this type reaches clients
+/// An error a route answers with: HTTP status, a stable ``APIErrorCode`` (clients map it back by
+/// name), and a message that never carries secret bytes. Only this type reaches clients
 /// as a 4xx; anything else thrown by a route becomes a generic 500.
 struct APIError: Error, Sendable, CustomStringConvertible {
     let status: HTTPResponse.Status
-    let code: ShareRecoveryError.Code
+    let code: APIErrorCode
     let message: String
 
-    init(_ status: HTTPResponse.Status, _ code: ShareRecoveryError.Code, _ message: String) {
+    init(_ status: HTTPResponse.Status, _ code: APIErrorCode, _ message: String) {
         self.status = status
         self.code = code
         self.message = message
@@ -34,7 +34,7 @@ struct APIError: Error, Sendable, CustomStringConvertible {
             case .inconsistentShares, .nonceReused, .conflict: .conflict
             default: .badRequest
             }
-        return APIError(status, error.code, error.reason)
+        return APIError(status, APIErrorCode(error.code), error.reason)
     }
 }
 

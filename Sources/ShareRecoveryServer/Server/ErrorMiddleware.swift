@@ -27,7 +27,7 @@ struct ErrorMiddleware: RouterMiddleware {
             }
             response = JSONResponse.error(error)
         } catch let error as any HTTPResponseError {
-            let code: ShareRecoveryError.Code =
+            let code: APIErrorCode =
                 switch error.status.code {
                 case 404: .notFound
                 case 405: .notFound
@@ -64,7 +64,7 @@ enum JSONResponse {
     static func error(_ error: APIError) -> Response {
         json(
             .object([
-                ("error", .object([("code", .string(error.code.description)), ("message", .string(error.message))]))
+                ("error", .object([("code", .string(error.code.name)), ("message", .string(error.message))]))
             ]),
             status: error.status)
     }

@@ -81,7 +81,7 @@ enum RequestReading {
         }
         guard let method = BackupMethod(apiName: values[0]) else {
             throw APIError(
-                .badRequest, .unsupportedMethod,
+                .badRequest, APIErrorCode(.unsupportedMethod),
                 "unknown backupMethod; expected one of \(BackupMethod.allCases.map(\.apiName).joined(separator: ", "))")
         }
         return method

@@ -15,7 +15,7 @@ public typealias ShareRecoveryServerApplication = Application<RouterResponder<Se
 ///   - configuration: The server's configuration.
 ///   - onStarted: Called with the bound port once the server accepts connections.
 /// - Returns: The application; its services close the database when it shuts down.
-/// - Throws: `ShareRecoveryError` with `invalidParameters` for a bad configuration (missing master key,
+/// - Throws: ``ServerStartError`` `invalidConfiguration` for a bad configuration (missing master key,
 ///   malformed PostgreSQL URL), or the database's error when it cannot be opened or migrated.
 public func makeServerApplication(
     _ configuration: ServerConfiguration, onStarted: @escaping @Sendable (Int) -> Void = { _ in }
@@ -39,8 +39,7 @@ public func makeServerApplication(
         guard
             let master = configuration.masterKey ?? environmentSource(ServerConfiguration.masterKeyEnvironmentVariable)
         else {
-            throw ShareRecoveryError(
-                .invalidParameters,
+            throw ServerStartError(.invalidConfiguration,
                 "with PostgreSQL the master key must be given (a file, or \(ServerConfiguration.masterKeyEnvironmentVariable))"
             )
         }
@@ -48,8 +47,7 @@ public func makeServerApplication(
             let secret = configuration.webhookSecret
                 ?? environmentSource(ServerConfiguration.webhookSecretEnvironmentVariable)
         else {
-            throw ShareRecoveryError(
-                .invalidParameters,
+            throw ServerStartError(.invalidConfiguration,
                 "with PostgreSQL the webhook secret must be given (a file, or \(ServerConfiguration.webhookSecretEnvironmentVariable))"
             )
         }
@@ -144,7 +142,7 @@ public final class RunningServer: Sendable {
         } catch {
             throw ServerStartError.mapping(error, host: configuration.host, port: configuration.port)
         }
-        throw ShareRecoveryError(.internalError, "the server stopped before it started listening")
+        throw ServerStartError(.stoppedBeforeListening, "the server stopped before it started listening; the log says why")
     }
 
     /// Stops accepting connections, finishes requests in flight, closes the database.

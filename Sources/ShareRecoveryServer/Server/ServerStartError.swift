@@ -6,8 +6,7 @@
 import NIOCore
 
 /// Why the reference server could not start: the server's own failures, with stable codes and a
-/// reason that says what to do (docs/newcomer-errors.md). Bad configuration values stay
-/// `ShareRecoveryError` `invalidParameters`, as before.
+/// reason that says what to do (docs/newcomer-errors.md).
 public struct ServerStartError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable code.
     public enum Code: String, Sendable {
@@ -15,8 +14,13 @@ public struct ServerStartError: Error, Sendable, Equatable, CustomStringConverti
         case addressInUse
         /// The host is not an address of this machine, or the port needs privileges.
         case addressUnavailable
-        /// The database cannot be opened or created.
+        /// The database cannot be opened or created, or (PostgreSQL) cannot be reached or logged in to.
         case databaseUnavailable
+        /// A configuration value that cannot be used: a missing or malformed master key or webhook
+        /// secret, a PostgreSQL URL that does not parse; the reason names which (never a secret).
+        case invalidConfiguration
+        /// The server stopped before it listened (a failure during start-up that the log names).
+        case stoppedBeforeListening
     }
 
     /// The stable code.
@@ -32,6 +36,9 @@ public struct ServerStartError: Error, Sendable, Equatable, CustomStringConverti
         self.code = code
         self.reason = reason
     }
+
+    /// Errors compare by code, like every error type of this project: the reason is for people.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
 
     public var description: String { "\(code.rawValue): \(reason)" }
 

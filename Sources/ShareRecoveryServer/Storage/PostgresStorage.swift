@@ -108,8 +108,8 @@ package final class PostgresStorage: ServerStorage {
     /// a clear error instead of after the pool's retries.
     private func probe() async throws {
         let failure = { (error: any Error) in
-            ShareRecoveryError(
-                .storageFailure,
+            ServerStartError(
+                .databaseUnavailable,
                 "cannot connect to PostgreSQL at \(self.location.host):\(self.location.port)/\(self.location.database): \(String(reflecting: error))"
             )
         }

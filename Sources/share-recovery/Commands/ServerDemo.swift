@@ -101,6 +101,8 @@ struct ServerDemo {
             _ = try await wallet.sign(share: created, clientId: userId, message: message)
         } catch let error as ShareRecoveryError {
             refused = error.code.description
+        } catch let error as TransportError {
+            refused = error.code.rawValue
         }
         say("old device share refused for signing: \(refused.isEmpty ? "no" : "yes (\(refused))")")
         guard same, firstValid, againValid, !refused.isEmpty else {

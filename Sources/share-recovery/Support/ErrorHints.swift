@@ -14,8 +14,10 @@ enum ErrorHints {
             "a custodian share of this backup was found but cannot be used; if a reason says unsealFailed, --custodian-key is not the key this backup was sealed to: give the custodian.key beside the custodian.pub that `backup` used.",
         "noMatchingShare":
             "no custodian share belongs to this backup (another wallet, another method, or an older backup): give the custodian-backup-shares.json that the same `backup` wrote beside this cipherText.",
-        "sourceFailure":
+        "unavailable":
             "the server did not answer: check that it is running (share-recovery serve) and that --server is its URL, e.g. http://127.0.0.1:8080.",
+        "timedOut":
+            "the server did not answer in time: check that --server is its URL and that it is not overloaded, then try again; nothing was changed on this device.",
         "invalidKdfParameters":
             "use --kdf-ops 1…16 and --kdf-mem-kib 8…1048576 (KiB); the defaults, 3 and 65536, are the recommended strength, lower them only for tests.",
         "wrongPasscode":

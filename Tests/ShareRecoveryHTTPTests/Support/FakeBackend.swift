@@ -248,7 +248,7 @@ private final class DeferredShareSource: CustodianShareSource {
     func set(_ source: HTTPCustodianShareSource) { self.source.withLock { $0 = source } }
 
     func fetchBackupShares(clientId: String) async throws -> [String] {
-        guard let source = source.withLock({ $0 }) else { throw ShareRecoveryError(.sourceFailure, "not started") }
+        guard let source = source.withLock({ $0 }) else { throw TransportError(.unavailable, "not started") }
         return try await source.fetchBackupShares(clientId: clientId)
     }
 }

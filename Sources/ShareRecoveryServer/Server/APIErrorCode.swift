@@ -1,0 +1,47 @@
+public import ShareRecovery
+
+/// The `code` of an API error body (`{"error": {"code", "message"}}`): the server's own refusals,
+/// or the name of the engine check that failed on client input. Clients read it back by name, so a
+/// name never changes; docs/server.md and docs/openapi.yaml list them.
+public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
+    /// The code as it appears on the wire.
+    public let name: String
+
+    private init(name: String) { self.name = name }
+
+    /// The engine's code of the same name: a format, resharing, DKG or signing check that failed on
+    /// what the client sent (e.g. `malformedCipherText`, `dealerCheckFailed`), or the engine's
+    /// `notFound`, `malformedInput` and `conflict`.
+    public init(_ engine: ShareRecoveryError.Code) { name = engine.description }
+
+    /// A body that is not the JSON the route takes (HTTP 400).
+    public static let malformedInput = APIErrorCode(ShareRecoveryError.Code.malformedInput)
+    /// No such resource or route (HTTP 404).
+    public static let notFound = APIErrorCode(ShareRecoveryError.Code.notFound)
+    /// A request that does not fit the resource's current state (HTTP 409).
+    public static let conflict = APIErrorCode(ShareRecoveryError.Code.conflict)
+    /// No, malformed, expired, forged or spent bearer token, or a wrong webhook secret (HTTP 401).
+    public static let unauthorized = APIErrorCode(name: "unauthorized")
+    /// Valid credentials that do not cover the request: another user or purpose (HTTP 403).
+    public static let forbidden = APIErrorCode(name: "forbidden")
+    /// A one-time code that does not match its flow; the flow ends after five (HTTP 401).
+    public static let wrongCode = APIErrorCode(name: "wrongCode")
+    /// A flow that expired, was used, or ended after too many wrong codes (HTTP 410).
+    public static let flowEnded = APIErrorCode(name: "flowEnded")
+    /// Too many attempts for an identifier or client address (HTTP 429).
+    public static let rateLimited = APIErrorCode(name: "rateLimited")
+    /// A request body over the size limit (HTTP 413).
+    public static let payloadTooLarge = APIErrorCode(name: "payloadTooLarge")
+    /// A service the server depends on failed: the OTP gateway or the integrator's webhook (HTTP 502).
+    public static let sourceFailure = APIErrorCode(name: "sourceFailure")
+    /// A failure on the server's side; the message is generic and details go to the log (HTTP 500).
+    public static let internalError = APIErrorCode(name: "internalError")
+
+    /// The server's own codes, beside the engine's (for documentation and tests).
+    public static let serverCodes: [APIErrorCode] = [
+        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .payloadTooLarge, .sourceFailure,
+        .internalError,
+    ]
+
+    public var description: String { name }
+}
