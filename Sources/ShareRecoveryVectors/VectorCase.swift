@@ -223,7 +223,7 @@ enum VectorRunner {
                 vector = try VectorCase(value, fields: kind.fields)
             } catch {
                 let id: String? =
-                    if case .object(let members) = value, case .string(let text)? = members.first(where: { $0.key == "id" })?.value {
+                    if case .string(let text)? = value["id"] {
                         text
                     } else {
                         nil
@@ -266,12 +266,6 @@ extension JSONValue {
     func removing(_ key: String) -> JSONValue {
         guard case .object(let members) = self else { return self }
         return .object(members.filter { $0.key != key })
-    }
-
-    /// A member of an object.
-    subscript(key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
     }
 
     /// The same value with every object's members sorted by key, for order-insensitive comparison.

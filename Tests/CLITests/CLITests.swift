@@ -174,14 +174,14 @@ struct CLITests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("| group | step | median | p99 | ops/s | floor | ratio | target |"))
         let value = try StrictJSON.parse(Array(try Data(contentsOf: json)))
-        guard case .object(let members) = value, case .array(let measurements)? = members.first(where: { $0.key == "measurements" })?.value
+        guard case .array(let measurements)? = value["measurements"]
         else {
             Issue.record("no measurements in \(json.path)")
             return
         }
         var groups = Set<String>()
-        for case .object(let fields) in measurements {
-            if case .string(let group)? = fields.first(where: { $0.key == "group" })?.value { groups.insert(group) }
+        for measurement in measurements {
+            if case .string(let group)? = measurement["group"] { groups.insert(group) }
         }
         var expected = ["floor secp256k1", "floor ed25519", "floor", "engine secp256k1", "engine ed25519", "selection", "scaling"]
         expected.append("server SQLite")

@@ -28,7 +28,7 @@ struct MethodsCLITests {
                 line += chunk
             }
             let value = try StrictJSON.parse(Array(line.prefix { $0 != UInt8(ascii: "\n") }))
-            guard case .object(let members) = value, case .string(let url)? = members.first(where: { $0.key == "listening" })?.value
+            guard case .string(let url)? = value["listening"]
             else { throw CLIError.noAnnouncement }
             base = url
         }
@@ -57,14 +57,13 @@ struct MethodsCLITests {
     func token(_ purpose: String, user: String = "alice") throws -> String {
         let started = try run(["otp", "start", "--server", server.base, "--identifier", user, "--purpose", purpose])
         #expect(started.status == 0, "\(started.stderr)")
-        guard case .object(let members) = try StrictJSON.parse(started.stdout.trimmingCharacters(in: .newlines)),
-            case .string(let flowId)? = members.first(where: { $0.key == "flowId" })?.value
+        guard case .string(let flowId)? = try StrictJSON.parse(started.stdout.trimmingCharacters(in: .newlines))["flowId"]
         else { throw CLIError.noCode }
         let lines = try String(contentsOf: dir.appendingPathComponent("otp.jsonl"), encoding: .utf8).split(separator: "\n")
         guard let code = lines.compactMap({ line -> String? in
-            guard case .object(let fields) = try? StrictJSON.parse(String(line)),
-                case .string(flowId)? = fields.first(where: { $0.key == "flowId" })?.value,
-                case .string(let code)? = fields.first(where: { $0.key == "code" })?.value
+            guard let entry = try? StrictJSON.parse(String(line)),
+                case .string(flowId)? = entry["flowId"],
+                case .string(let code)? = entry["code"]
             else { return nil }
             return code
         }).last

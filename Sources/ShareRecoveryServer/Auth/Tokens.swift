@@ -55,12 +55,12 @@ struct TokenAuthority: Sendable {
             throw invalid
         }
         // The tag is ours, so the payload is too; still parse it strictly.
-        guard case .object(let members)? = try? StrictJSON.parse(payloadBytes), members.count == 4,
-            case .string(let id)? = members.first(where: { $0.key == "tid" })?.value,
-            case .string(let userId)? = members.first(where: { $0.key == "sub" })?.value,
-            case .string(let purposeName)? = members.first(where: { $0.key == "pur" })?.value,
+        guard let payload = try? StrictJSON.parse(payloadBytes), case .object(let members) = payload, members.count == 4,
+            case .string(let id)? = payload["tid"],
+            case .string(let userId)? = payload["sub"],
+            case .string(let purposeName)? = payload["pur"],
             let purpose = TokenPurpose(rawValue: purposeName),
-            case .number(let expiryText)? = members.first(where: { $0.key == "exp" })?.value,
+            case .number(let expiryText)? = payload["exp"],
             let expiresAt = Int64(expiryText)
         else { throw invalid }
         guard now < expiresAt else { throw APIError.unauthorized("the bearer token has expired") }

@@ -126,7 +126,7 @@ extension ServerStorage {
     private static func sessionRecord(_ record: ProtocolSessionRecord) throws -> SessionRecord {
         let binding = try StrictJSON.parse(Array(record.publicJSON.utf8))
         func text(_ key: String) throws -> String {
-            guard case .object(let members) = binding, case .string(let value)? = members.first(where: { $0.key == key })?.value else {
+            guard case .string(let value)? = binding[key] else {
                 throw ShareRecoveryError(.storeCorrupted, "a resharing session's binding lacks \(key)")
             }
             return value

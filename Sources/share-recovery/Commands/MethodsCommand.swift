@@ -9,12 +9,8 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "The user id (also the custodian's client id).") var userId: String
     @Option(help: "A file with a token for this operation (from `otp verify`).") var tokenFile: String
 
-    /// A provider that answers every purpose with the token from the file: the server refuses one
-    /// of the wrong purpose (403), so a mismatch surfaces as a typed error, not a silent retry.
-    func tokens() throws -> TokenProvider {
-        let token = try Files.readSecretLine(tokenFile)
-        return { _ in String(decoding: token.revealedBytes(), as: UTF8.self) }
-    }
+    /// The token file's token, for every purpose (``TokenFile``).
+    func tokens() throws -> TokenProvider { try TokenFile.provider(tokenFile) }
 
     /// An engine for changes from this device: its unlocked store, and the webhook secret that
     /// delivers custodian backup shares.

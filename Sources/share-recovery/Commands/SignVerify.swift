@@ -34,8 +34,7 @@ struct SignCommand: AsyncParsableCommand {
         if let server {
             // Checked above, before any file was read.
             let userId = userId!, tokenFile = tokenFile!
-            let options = try ServerOptions.parse(["--server", server, "--user-id", userId, "--token-file", tokenFile])
-            (package, signature) = try await HTTPWalletClient(baseURL: server, tokenProvider: try options.tokens())
+            (package, signature) = try await HTTPWalletClient(baseURL: server, tokenProvider: try TokenFile.provider(tokenFile))
                 .sign(share: shares[0], clientId: userId, message: message, mode: mode)
         } else {
             (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode)

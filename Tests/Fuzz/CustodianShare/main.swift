@@ -19,11 +19,6 @@ struct SelectionContext {
     let selector: CustodianShareSelector
 }
 
-func member(_ value: JSONValue, _ key: String) -> JSONValue? {
-    guard case .object(let members) = value else { return nil }
-    return members.first { $0.key == key }?.value
-}
-
 /// One context per case of Vectors/selection.json, in file order (the seed script numbers its seeds
 /// the same way); `nil` where the case's user share, method or key is itself invalid. The path can
 /// be overridden with SHARE_RECOVERY_FUZZ_VECTORS (the Vectors directory).
@@ -32,12 +27,12 @@ func loadContexts() -> [SelectionContext?] {
         ProcessInfo.processInfo.environment["SHARE_RECOVERY_FUZZ_VECTORS"]
         ?? (String(#filePath).components(separatedBy: "/Tests/Fuzz/").first! + "/Vectors")
     guard let data = FileManager.default.contents(atPath: directory + "/selection.json"),
-        let file = try? StrictJSON.parse(Array(data)), case .array(let cases)? = member(file, "cases")
+        let file = try? StrictJSON.parse(Array(data)), case .array(let cases)? = file["cases"]
     else { fuzzFailure("cannot read \(directory)/selection.json") }
     return cases.map { item -> SelectionContext? in
-        guard let userValue = member(item, "userShare"), let user = try? ShareRecord(jsonValue: userValue),
-            case .string(let methodName)? = member(item, "method"), let method = BackupMethod(name: methodName),
-            case .string(let keyHex)? = member(item, "custodianSecretKey"), let keyBytes = Hex.decode(keyHex),
+        guard let userValue = item["userShare"], let user = try? ShareRecord(jsonValue: userValue),
+            case .string(let methodName)? = item["method"], let method = BackupMethod(name: methodName),
+            case .string(let keyHex)? = item["custodianSecretKey"], let keyBytes = Hex.decode(keyHex),
             let key = try? SealingKeyPair(secretKey: SecureBytes(copying: keyBytes))
         else { return nil }
         return SelectionContext(userShare: user, method: method, selector: CustodianShareSelector(custodianKey: key))

@@ -69,9 +69,7 @@ func parseRequest(_ input: [UInt8], tokens: [String: String]) -> ParsedRequest? 
 }
 
 func errorCode(_ body: ByteBuffer) -> String? {
-    guard case .object(let members)? = try? StrictJSON.parse(Array(body.readableBytesView)),
-        case .object(let error)? = members.first(where: { $0.key == "error" })?.value,
-        case .string(let code)? = error.first(where: { $0.key == "code" })?.value
+    guard case .string(let code)? = (try? StrictJSON.parse(Array(body.readableBytesView)))?["error"]?["code"]
     else { return nil }
     return code
 }
@@ -89,15 +87,15 @@ func issueTokens(_ client: some TestClientProtocol, otp: CapturingOTPSender) asy
         let created = try await client.execute(
             uri: "/recovery/flows", method: .post, headers: [.contentType: "application/json"],
             body: ByteBuffer(string: #"{"identifier":"\#(fuzzUser)","purpose":"\#(purpose)"}"#))
-        guard created.status == .created, case .object(let members)? = try? StrictJSON.parse(Array(created.body.readableBytesView)),
-            case .string(let flowId)? = members.first(where: { $0.key == "flowId" })?.value,
+        guard created.status == .created,
+            case .string(let flowId)? = (try? StrictJSON.parse(Array(created.body.readableBytesView)))?["flowId"],
             let code = otp.codes.withLock({ $0[flowId] })
         else { fuzzFailure("start-up: cannot create a \(purpose) flow (status \(created.status.code))") }
         let verified = try await client.execute(
             uri: "/recovery/flows/\(flowId)/verify", method: .post, headers: [.contentType: "application/json"],
             body: ByteBuffer(string: #"{"code":"\#(code)"}"#))
-        guard verified.status == .ok, case .object(let result)? = try? StrictJSON.parse(Array(verified.body.readableBytesView)),
-            case .string(let token)? = result.first(where: { $0.key == "token" })?.value
+        guard verified.status == .ok,
+            case .string(let token)? = (try? StrictJSON.parse(Array(verified.body.readableBytesView)))?["token"]
         else { fuzzFailure("start-up: cannot verify the \(purpose) flow (status \(verified.status.code))") }
         tokens[purpose] = token
     }

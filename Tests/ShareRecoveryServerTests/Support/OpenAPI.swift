@@ -124,13 +124,6 @@ struct OpenAPISpec: Sendable {
     }
 }
 
-extension JSONValue {
-    subscript(key: String) -> JSONValue? {
-        guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
-    }
-}
-
 /// The regular expressions the spec uses: `^` + character classes / literals with `{n}` or `+` + `$`.
 enum SimplePattern {
     static func matches(_ pattern: String, _ text: String) -> Bool {
