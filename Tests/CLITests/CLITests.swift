@@ -222,3 +222,39 @@ struct CLITests {
         #expect(new.publicKey == record.publicKey && new.generation == 1)
     }
 }
+
+extension CLITests {
+    @Test("a store another process holds: exit status 3, operationInProgress and what to do")
+    func storeInUseExitsThree() async throws {
+        let dir = try CLIRunner.temporaryDirectory()
+        let store = dir.appendingPathComponent("device").path
+        // This test process holds the store, as a running recovery of another process would.
+        let holder = try FileSigningShareStore(directory: store, argon2: .minimum)
+        let run = try CLIRunner.run("share-recovery", ["store", "status", "--store", "device"], in: dir)
+        #expect(run.status == 3, "\(run.stderr)")
+        #expect(run.stderr.contains("error: operationInProgress: "), "\(run.stderr)")
+        #expect(run.stderr.contains("hint: another recovery, backup or method change"), "\(run.stderr)")
+        _ = holder
+    }
+}
+
+extension CLITests {
+    @Test("store show prints the current share and the session of a cut-off operation (none after a clean start)")
+    func storeShowHasPendingSession() throws {
+        let dir = try CLIRunner.temporaryDirectory()
+        try Data("135790".utf8).write(to: dir.appendingPathComponent("passcode"))
+        let keygen = try CLIRunner.run("share-recovery", ["keygen", "--curve", "secp256k1", "--wallet-id", "w-show", "--out", "keys"], in: dir)
+        #expect(keygen.status == 0, "\(keygen.stderr)")
+        let store = ["--store", "device", "--kdf-ops", "1", "--kdf-mem-kib", "8"]
+        let created = try CLIRunner.run(
+            "share-recovery",
+            ["store", "init"] + store + ["--passcode-file", "passcode", "--confirm-file", "passcode", "--share", "keys/share-1.json"],
+            in: dir)
+        #expect(created.status == 0, "\(created.stderr)")
+        let shown = try CLIRunner.run("share-recovery", ["store", "show"] + store + ["--passcode-file", "passcode"], in: dir)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let value = try StrictJSON.parse(shown.stdout.trimmingCharacters(in: .newlines))
+        #expect(value["pendingSession"] == .null && value["staged"] == .null)
+        #expect(value["current"]?["partyIndex"] == .number("1"))
+    }
+}

@@ -66,6 +66,8 @@ struct TransportTests {
         #expect(errorName(ServerErrorMapping.rejected("op", reply(403, #"{"error":{"code":"rateLimited"}}"#))) == "transport.requestRejected")
         #expect(errorName(ServerErrorMapping.rejected("op", reply(429, #"{"error":{"code":"rateLimited"}}"#))) == "transport.rateLimited")
         #expect(errorName(ServerErrorMapping.rejected("op", reply(409, #"{"error":{"code":"conflict"}}"#))) == "transport.conflict")
+        // The account's single flight is the engine's word, as on the device.
+        #expect(errorName(ServerErrorMapping.rejected("op", reply(409, #"{"error":{"code":"operationInProgress"}}"#))) == "engine.operationInProgress")
         let foreign = ServerErrorMapping.rejected("op", reply(400, #"{"error":{"code":"tokenExpired"}}"#)) as? TransportError
         #expect(foreign?.status == 400 && foreign?.serverCode == "tokenExpired")
         // A 404 is notFound unless it names a resharing code.

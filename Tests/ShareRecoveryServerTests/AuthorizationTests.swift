@@ -19,6 +19,8 @@ struct AuthorizationTests {
         /// The purpose a valid token needs (`nil`: any).
         let purpose: TokenPurpose?
         let singleUse: Bool
+        /// Whose resource the route touches: valid tokens are minted for this user.
+        var user = "victim"
     }
 
     @Test("token routes refuse bad tokens and change nothing", arguments: TestBackend.available)
@@ -30,10 +32,14 @@ struct AuthorizationTests {
                 authority.issue(userId: user, purpose: purpose, now: issuedAt ?? now, lifetime: 600).text
             }
             let user = "victim"
-            // State to protect: a cipherText, a registered signing share, an open and a finished session.
+            // State to protect: a cipherText, a registered signing share, an open and a finished session
+            // (of two accounts: one account has one session at a time).
             let client = SessionClient(world: world, clientId: user)
             let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-auth")
             try await client.register(signing[1])
+            let other = SessionClient(world: world, clientId: "victim-2")
+            let otherSigning = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-auth-2")
+            try await other.register(otherSigning[1])
             let text = try Fixtures.cipherText(method: .password)
             let path = "/users/\(user)/user-backup-share?backupMethod=PASSWORD"
             #expect(
@@ -44,9 +50,10 @@ struct AuthorizationTests {
             let sessionToken = mint(user, .addOrUpdateRecovery)
             let open = try await client.open(
                 purpose: "backup", method: .password, ownShare: signing[0], token: sessionToken)
-            let done = try await client.open(
-                purpose: "backup", method: .passkey, ownShare: signing[0], token: sessionToken)
-            #expect(try await client.finish(done, token: sessionToken).status == 200)
+            let otherToken = mint(other.clientId, .addOrUpdateRecovery)
+            let done = try await other.open(
+                purpose: "backup", method: .passkey, ownShare: otherSigning[0], token: otherToken)
+            #expect(try await other.finish(done, token: otherToken).status == 200)
             let openBody = JSONValue.object([
                 ("clientId", .string(user)), ("purpose", .string("backup")), ("backupMethod", .string("PASSWORD")),
                 ("clientShare", signing[0].jsonValue(includingSecret: false)),
@@ -72,7 +79,7 @@ struct AuthorizationTests {
                     singleUse: false),
                 Route(
                     name: "confirm", method: .POST, path: "/recovery/sessions/\(done.sessionId)/confirm", body: nil,
-                    purpose: .addOrUpdateRecovery, singleUse: false),
+                    purpose: .addOrUpdateRecovery, singleUse: false, user: other.clientId),
                 Route(
                     name: "abort", method: .DELETE, path: "/recovery/sessions/\(open.sessionId)", body: nil,
                     purpose: .addOrUpdateRecovery, singleUse: false),
@@ -80,7 +87,7 @@ struct AuthorizationTests {
             let otherKey = TokenAuthority(key: SystemRandom().secureBytes(count: 32))
             for (offset, route) in routes.enumerated() {
                 let purpose = route.purpose ?? .recover
-                let valid = mint(user, purpose)
+                let valid = mint(route.user, purpose)
                 var tampered = Array(valid.utf8)
                 tampered[tampered.count - 1] =
                     tampered.last == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
@@ -89,10 +96,10 @@ struct AuthorizationTests {
                     ("not bearer", [("Authorization", "Basic \(valid)")]),
                     ("garbage", world.bearer("garbage")),
                     ("tampered", world.bearer(String(decoding: tampered, as: UTF8.self))),
-                    ("expired", world.bearer(mint(user, purpose, issuedAt: now - 601))),
+                    ("expired", world.bearer(mint(route.user, purpose, issuedAt: now - 601))),
                     (
                         "other server key",
-                        world.bearer(otherKey.issue(userId: user, purpose: purpose, now: now, lifetime: 600).text)
+                        world.bearer(otherKey.issue(userId: route.user, purpose: purpose, now: now, lifetime: 600).text)
                     ),
                     ("two tokens", world.bearer(valid) + world.bearer(valid)),
                 ]
@@ -101,7 +108,7 @@ struct AuthorizationTests {
                 ]
                 if let needed = route.purpose {
                     for wrong in TokenPurpose.allCases where wrong != needed {
-                        forbidden.append(("purpose \(wrong)", world.bearer(mint(user, wrong))))
+                        forbidden.append(("purpose \(wrong)", world.bearer(mint(route.user, wrong))))
                     }
                 }
                 if route.singleUse {

@@ -72,11 +72,12 @@ struct RecoverySessionTests {
             #expect(recovery.newShare.publicKey == signing[0].publicKey)
             #expect(try await client.finish(recovery, token: recoverToken, server: 0).status == 200)
 
-            // Finished but not confirmed: the old signing set is still the custodian's, and still deals.
+            // Finished but not confirmed: the old signing set is still the custodian's, and the recovery
+            // still holds the account (a device may have staged its share).
             #expect(try await client.storedSigningSets() == signing.dropFirst().map { "\($0.partyIndex):\(oldSet):0" })
-            let stillOld = try await client.open(
+            let during = try await client.openResponse(
                 purpose: "backup", method: .passkey, ownShare: signing[0], token: backupToken)
-            #expect(try await client.abort(stillOld.sessionId, token: backupToken).status == 204)
+            #expect(during.status == 409 && during.errorCode == "operationInProgress", "\(during.text)")
 
             #expect(try await client.confirm(recovery.sessionId, token: recoverToken, server: 1).status == 204)
             let newSet = recovery.newShare.setId.hex
@@ -207,8 +208,10 @@ struct RecoverySessionTests {
         }
     }
 
-    @Test("of two recoveries planned on one set, only the first confirm wins", arguments: TestBackend.available)
-    func concurrentRecoveries(backend: TestBackend) async throws {
+    @Test(
+        "one backup or recovery per account at a time, across servers: a second open is operationInProgress until the first ends",
+        arguments: TestBackend.available)
+    func singleFlightPerAccount(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             let client = SessionClient(world: world, clientId: "racer")
             let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-4")
@@ -216,6 +219,10 @@ struct RecoverySessionTests {
             let backupToken = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
             let backup = try await client.open(
                 purpose: "backup", method: .recoveryCode, ownShare: signing[0], token: backupToken)
+            // While the backup runs, neither server admits another session for the account.
+            let during = try await client.openResponse(
+                purpose: "backup", method: .password, ownShare: signing[0], token: backupToken, server: 1)
+            #expect(during.status == 409 && during.errorCode == "operationInProgress", "\(during.text)")
             let finished = try await client.finish(backup, token: backupToken)
             guard
                 case .string(let share)? = finished.json?["custodianBackupShares"].flatMap({
@@ -225,6 +232,10 @@ struct RecoverySessionTests {
                 Issue.record("no backup share")
                 return
             }
+            // Finished but not confirmed: a device may have staged, so still in progress.
+            let pending = try await client.openResponse(
+                purpose: "backup", method: .password, ownShare: signing[0], token: backupToken, server: 0)
+            #expect(pending.status == 409 && pending.errorCode == "operationInProgress", "\(pending.text)")
             #expect(
                 try await world.send(
                     .POST, "/webhook/backup",
@@ -233,17 +244,25 @@ struct RecoverySessionTests {
                 ).status == 204)
             #expect(try await client.confirm(backup.sessionId, token: backupToken).status == 204)
 
+            // Confirmed: the account is free. Two recoveries race; the first open wins, the second is refused.
             let token = try await world.token(for: client.clientId, purpose: "recover")
             let first = try await client.open(
                 purpose: "recovery", method: .recoveryCode, ownShare: backup.newShare, token: token, server: 0)
-            let second = try await client.open(
+            let second = try await client.openResponse(
                 purpose: "recovery", method: .recoveryCode, ownShare: backup.newShare, token: token, server: 1)
-            #expect(try await client.finish(first, token: token, server: 1).status == 200)
-            #expect(try await client.finish(second, token: token, server: 0).status == 200)
-            #expect(try await client.confirm(second.sessionId, token: token, server: 1).status == 204)
-            let loser = try await client.confirm(first.sessionId, token: token, server: 0)
-            #expect(loser.status == 409 && loser.errorCode == "conflict")
-            #expect(try await client.storedSigningSets() == ["2:\(second.newShare.setId.hex):1"])
+            #expect(second.status == 409 && second.errorCode == "operationInProgress", "\(second.text)")
+            // An abandoned session frees the account at once; an expired one frees it too.
+            #expect(try await client.abort(first.sessionId, token: token, server: 1).status == 204)
+            let third = try await client.open(
+                purpose: "recovery", method: .recoveryCode, ownShare: backup.newShare, token: token, server: 1)
+            world.clock.advance(seconds: 3_600)  // past the default 15-minute session lifetime (and the token's)
+            let fresh = try await world.token(for: client.clientId, purpose: "recover")
+            let fourth = try await client.open(
+                purpose: "recovery", method: .recoveryCode, ownShare: backup.newShare, token: fresh, server: 0)
+            #expect(try await client.finish(third, token: fresh, server: 0).status == 404, "the expired session is gone")
+            #expect(try await client.finish(fourth, token: fresh, server: 1).status == 200)
+            #expect(try await client.confirm(fourth.sessionId, token: fresh, server: 0).status == 204)
+            #expect(try await client.storedSigningSets() == ["2:\(fourth.newShare.setId.hex):1"])
         }
     }
 }

@@ -43,13 +43,14 @@ struct DiskFullRecoveryTests {
             try await engine.backup(method: .cloudKey, secret: cloudKey)
             currentBytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/current.share"))
 
-            script.arm(faultAt: step, fault: .fail(ENOSPC))
+            // The recovery's first five steps record its session (pending.session); staging follows.
+            script.arm(faultAt: step + 5, fault: .fail(ENOSPC))
             let log = StatusLog()
             let error = await Support.expectError(.storageFailure) {
                 try await engine.recover(method: .cloudKey, secret: cloudKey, progress: log.append)
             }
             script.disarm()
-            let faulted = try #require(script.faultedStep, "the recovery made fewer than \(step) file-system steps")
+            let faulted = try #require(script.faultedStep, "the recovery made fewer than \(step + 5) file-system steps")
             #expect(!faulted.description.contains("current.share"), "step \(step) is a promotion step: \(faulted)")
             #expect(error?.reason.contains(String(cString: strerror(ENOSPC))) == true, "\(String(describing: error))")
             #expect(log.all.last == .storingShare, "\(log.all)")

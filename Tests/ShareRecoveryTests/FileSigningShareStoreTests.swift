@@ -329,7 +329,7 @@ struct FileSigningShareStoreTests {
     @Test func oneStoreObjectPerDirectory() async throws {
         let (store, directory) = try await Self.makeStore("exclusive")
         defer { Support.removeDirectory(directory) }
-        let error = await Support.expectError(.storageFailure) { _ = try FileSigningShareStore(directory: directory) }
+        let error = await Support.expectError(.operationInProgress) { _ = try FileSigningShareStore(directory: directory) }
         #expect(error?.reason.contains("in use") == true)
         _ = store
     }

@@ -75,4 +75,21 @@ public protocol Custodian: Sendable {
 
     /// Abandons a session; nothing the custodian stores changes.
     func abortSession(id: String) async
+
+    /// Ends a session its client lost track of (the device was cut off mid-operation): abandons it
+    /// unless it was confirmed, in one step, so that no confirm can land after the answer. A client
+    /// that knows nothing more than the ``PendingSession`` it recorded calls this; it needs no state
+    /// from the process that opened the session.
+    /// - Returns: ``SessionSettlement/confirmed`` when the session's new set is current at the
+    ///   custodian, ``SessionSettlement/abandoned`` when it is not and now never will be.
+    /// - Throws: when the custodian cannot be asked (the caller keeps its record and asks again later).
+    func settleSession(_ session: PendingSession) async throws -> SessionSettlement
+}
+
+/// What became of a session its client lost track of (``Custodian/settleSession(_:)``).
+public enum SessionSettlement: Sendable, Equatable {
+    /// It was confirmed: its new set is current at the custodian.
+    case confirmed
+    /// It was not confirmed and never will be: abandoned now, or expired before.
+    case abandoned
 }

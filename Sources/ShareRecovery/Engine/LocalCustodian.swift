@@ -75,6 +75,12 @@ public actor LocalCustodian: Custodian {
         sessions[id] = nil
     }
 
+    public func settleSession(_ session: PendingSession) -> SessionSettlement {
+        if confirmed.contains(session.sessionId) { return .confirmed }
+        sessions[session.sessionId] = nil
+        return .abandoned
+    }
+
     /// Whether a session was confirmed: its set is current, and an abort must not answer as if it
     /// were undone (the reference server answers 409).
     public func isConfirmed(id: String) -> Bool { confirmed.contains(id) }

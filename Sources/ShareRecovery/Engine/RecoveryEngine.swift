@@ -60,7 +60,9 @@ public struct RecoveryEngine: Sendable {
     ///   - secret: The password/recovery code or 32-byte key material.
     ///   - keyId: Which cloud key object or passkey credential.
     /// - Returns: The new cipherText.
-    /// - Throws: ``ShareRecoveryError``; nothing is stored unless every step succeeded.
+    /// - Throws: ``ShareRecoveryError`` (`operationInProgress` when another backup, recovery or
+    ///   method change of this wallet is running), or a source's or custodian's own error; nothing is
+    ///   stored unless every step succeeded.
     @discardableResult
     public func backup(method: BackupMethod, secret: BackupSecret, keyId: String = "") async throws -> CipherText {
         guard method != .recoveryCode || keyId != CipherText.recoveryKitKeyId else {
@@ -76,13 +78,23 @@ public struct RecoveryEngine: Sendable {
     package func backup(
         method: BackupMethod, keyId: String, secret: (ShareRecord) throws -> BackupSecret
     ) async throws -> (cipherText: CipherText, userShare: ShareRecord) {
+        try await SingleFlight.run(store: configuration.shareStore, operation: "backup") {
+            try await performResume()
+            return try await performBackup(method: method, keyId: keyId, secret: secret)
+        }
+    }
+
+    private func performBackup(
+        method: BackupMethod, keyId: String, secret: (ShareRecord) throws -> BackupSecret
+    ) async throws -> (cipherText: CipherText, userShare: ShareRecord) {
         guard let signing = try await configuration.shareStore.currentShare() else {
             throw ShareRecoveryError(.notFound, "no signing share is stored on this device")
         }
         let (offer, ownDealing, newShare) = try await reshareWithCustodian(
             .init(clientId: configuration.userId, purpose: .backup(method), clientShare: signing), ownShare: signing,
             expectedKind: .backup)
-        let (result, cipherText) = try await abortingOnFailure(offer.sessionId) {
+        let pending = PendingSession(sessionId: offer.sessionId, purpose: .backup)
+        let (result, cipherText) = try await abandoningOnFailure(pending) {
             let result = try await configuration.custodian.finishSession(
                 id: offer.sessionId, clientDealing: outgoing(ownDealing, keeping: newShare.partyIndex))
             guard result.newCommitments == newShare.commitments else {
@@ -93,15 +105,22 @@ public struct RecoveryEngine: Sendable {
                 using: configuration.random)
             return (result, cipherText)
         }
-        // Custodian shares first: a cipherText is only useful once its custodian half is stored.
-        if let sink = configuration.custodianBackupSink {
-            for share in result.custodianBackupShares {
-                try await sink.deliverBackupShare(share, clientId: configuration.userId)
+        // A failure from here on abandons the session too, so a retry is not refused as in progress
+        // until the session expires. (The signing set is unchanged by a backup: nothing to undo.)
+        try await abandoningOnFailure(pending) {
+            // Custodian shares first: a cipherText is only useful once its custodian half is stored.
+            if let sink = configuration.custodianBackupSink {
+                for share in result.custodianBackupShares {
+                    try await sink.deliverBackupShare(share, clientId: configuration.userId)
+                }
             }
+            try await configuration.cipherTextStore?.storeCipherText(
+                cipherText.base64, userId: configuration.userId, method: method)
         }
-        try await configuration.cipherTextStore?.storeCipherText(
-            cipherText.base64, userId: configuration.userId, method: method)
-        try await configuration.custodian.confirmSession(id: offer.sessionId)
+        switch await confirmSettling(pending) {
+        case .confirmed: try await configuration.shareStore.clearPendingSession()
+        case .abandoned(let error), .unknown(let error): throw error
+        }
         return (cipherText, newShare)
     }
 
@@ -114,11 +133,22 @@ public struct RecoveryEngine: Sendable {
     ///   - secret: The secret for the method.
     ///   - progress: Told every FORMATS.md §8 status as it begins; nothing after a failure.
     /// - Returns: The new signing share (stored and current when this returns).
-    /// - Throws: ``ShareRecoveryError``; on any failure or cancellation nothing stored changes.
+    /// - Throws: ``ShareRecoveryError`` (`operationInProgress` when another backup, recovery or
+    ///   method change of this wallet is running), or a source's or custodian's own error; on any
+    ///   failure or cancellation nothing stored changes.
     @discardableResult
     public func recover(
         method: BackupMethod, cipherText: String? = nil, secret: BackupSecret,
         progress: @Sendable (RecoveryStatus) -> Void = { _ in }
+    ) async throws -> ShareRecord {
+        try await SingleFlight.run(store: configuration.shareStore, operation: "recovery") {
+            try await performResume()
+            return try await performRecovery(method: method, cipherText: cipherText, secret: secret, progress: progress)
+        }
+    }
+
+    private func performRecovery(
+        method: BackupMethod, cipherText: String?, secret: BackupSecret, progress: @Sendable (RecoveryStatus) -> Void
     ) async throws -> ShareRecord {
         progress(.readingShare)
         let text: String
@@ -136,7 +166,8 @@ public struct RecoveryEngine: Sendable {
         let request = ResharingSessionRequest(clientId: configuration.userId, purpose: .recovery(method), clientShare: userShare)
         let (offer, ownDealing, newShare) = try await reshareWithCustodian(request, ownShare: userShare, expectedKind: .signing)
         let custodian = configuration.custodian
-        try await abortingOnFailure(offer.sessionId) {
+        let pending = PendingSession(sessionId: offer.sessionId, purpose: .recovery)
+        let verified = try await abandoningOnFailure(pending) {
             try Self.checkCancellation()
             progress(.generatingShare)
             let result = try await custodian.finishSession(
@@ -148,12 +179,14 @@ public struct RecoveryEngine: Sendable {
             let verified = try RecoveryPipeline.verifyNewShares([newShare], from: userShare, progress: progress)[0]
 
             progress(.storingShare)
-            try await store(verified, sessionId: offer.sessionId)
+            try await stage(verified)
+            return verified
         }
+        try await confirmAndPromote(pending)
         // One-time methods are spent; a failure to delete them must not undo a finished recovery.
         if method.isOneTime { try? await deleteMethodData(method) }
         progress(.done)
-        return newShare
+        return verified
     }
 
     /// The same recovery as an asynchronous stream of statuses; the stream ends after `done` or
@@ -172,33 +205,6 @@ public struct RecoveryEngine: Sendable {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
-    }
-
-    /// Stage, confirm with the custodian, promote: a crash leaves the old or the new share current.
-    private func store(_ share: ShareRecord, sessionId: String) async throws {
-        let store = configuration.shareStore
-        let staged: Result<Void, any Error>
-        do {
-            try await store.stage(share)
-            staged = .success(())
-        } catch {
-            staged = .failure(error)
-        }
-        // A stage that failed after its rename (the directory fsync) left a share the custodian never
-        // confirmed; it must not be promoted later.
-        if case .failure = staged { try? await store.discardStaged() }
-        try staged.get()
-        let confirmed: Result<Void, any Error>
-        do {
-            try Self.checkCancellation()
-            try await configuration.custodian.confirmSession(id: sessionId)
-            confirmed = .success(())
-        } catch {
-            confirmed = .failure(error)
-        }
-        if case .failure = confirmed { try? await store.discardStaged() }
-        try confirmed.get()
-        try await store.promoteStaged()
     }
 
     // MARK: Lifecycle
@@ -226,9 +232,17 @@ public struct RecoveryEngine: Sendable {
     /// - Parameters:
     ///   - method: The method.
     ///   - force: Delete even when it is the last method (leaving no way to recover).
-    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when it is the last method and `force` is false,
+    /// - Throws: ``ShareRecoveryError/Code/operationInProgress`` when another operation of this wallet runs,
+    ///   ``ShareRecoveryError/Code/invalidParameters`` when it is the last method and `force` is false,
     ///   ``ShareRecoveryError/Code/notFound`` when the method is not activated.
     public func deleteRecoveryMethod(_ method: BackupMethod, force: Bool = false) async throws {
+        try await SingleFlight.run(store: configuration.shareStore, operation: "method deletion") {
+            try await performResume()
+            try await performDeletion(method, force: force)
+        }
+    }
+
+    private func performDeletion(_ method: BackupMethod, force: Bool) async throws {
         let active = try await activatedRecoveryMethods()
         guard active.contains(method) else { throw ShareRecoveryError(.notFound, "\(method) is not activated") }
         guard force || active.count > 1 else {
@@ -237,50 +251,15 @@ public struct RecoveryEngine: Sendable {
         try await deleteMethodData(method)
     }
 
-    private func deleteMethodData(_ method: BackupMethod) async throws {
+    func deleteMethodData(_ method: BackupMethod) async throws {
         try await configuration.custodianBackupSink?.deleteBackupShares(clientId: configuration.userId, method: method)
         try await configuration.cipherTextStore?.deleteCipherText(userId: configuration.userId, method: method)
     }
 
     // MARK: Shared steps
 
-    /// Opens a session, checks the custodian's plan against our own share, deals, and receives our new share.
-    private func reshareWithCustodian(
-        _ request: ResharingSessionRequest, ownShare: ShareRecord, expectedKind: SetKind
-    ) async throws -> (ResharingSessionOffer, Dealing, ShareRecord) {
-        let offer = try await configuration.custodian.openSession(request)
-        let (ownDealing, newShare) = try await abortingOnFailure(offer.sessionId) {
-            let plan = offer.plan
-            let generationOK = expectedKind == .backup ? plan.newGeneration == ownShare.generation : plan.newGeneration > ownShare.generation
-            guard plan.oldSet.isSameSet(as: ownShare.publicDescription), plan.dealers.contains(ownShare.partyIndex),
-                plan.newKind == expectedKind, generationOK, plan.newThreshold == ownShare.threshold,
-                plan.newParties == ownShare.parties
-            else {
-                throw ShareRecoveryError(.invalidParameters, "the custodian proposed a plan for another set or shape")
-            }
-            let ownDealing = try ResharingDealer.deal(share: ownShare, plan: plan, using: configuration.random)
-            let newShare = try ResharingReceiver.receive(
-                partyIndex: ownShare.partyIndex, plan: plan, dealings: offer.custodianDealings + [ownDealing])
-            return (ownDealing, newShare)
-        }
-        return (offer, ownDealing, newShare)
-    }
-
-    /// Runs `body`; if it fails, the custodian session is abandoned before the error propagates.
-    /// (The result is captured first: awaiting inside a `catch` crashes the 6.3 optimizer.)
-    private func abortingOnFailure<T>(_ sessionId: String, _ body: () async throws -> T) async throws -> T {
-        let outcome: Result<T, any Error>
-        do {
-            outcome = .success(try await body())
-        } catch {
-            outcome = .failure(error)
-        }
-        if case .failure = outcome { await configuration.custodian.abortSession(id: sessionId) }
-        return try outcome.get()
-    }
-
     /// Our dealing as sent to the custodian: without our own sub-share, which never leaves the device.
-    private func outgoing(_ dealing: Dealing, keeping ownIndex: Int) -> Dealing {
+    func outgoing(_ dealing: Dealing, keeping ownIndex: Int) -> Dealing {
         Dealing(
             dealerIndex: dealing.dealerIndex, commitments: dealing.commitments,
             subShares: dealing.subShares.filter { $0.key != ownIndex })

@@ -18,7 +18,7 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
             case authenticationFailed, tamperedShare, unsealFailed, dealerCheckFailed, subShareCheckFailed
             case noMatchingShare, inconsistentShares, dkgProofFailed, invalidSignatureShare, nonceReused
             // Finer codes of this implementation.
-            case notFound, cancelled, storageFailure, malformedInput, conflict
+            case notFound, cancelled, storageFailure, malformedInput, conflict, operationInProgress
             case invalidPasscode, passcodeMismatch, passcodeAlreadySet, passcodeNotSet, notAuthenticated, wrongPasscode
             case attemptTooSoon, lockedOut, storeCorrupted
         }
@@ -79,6 +79,10 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
         public static let cancelled = Code(.cancelled)
         /// A store could not read or write.
         public static let storageFailure = Code(.storageFailure)
+        /// Another recovery, backup or method change of the same wallet is running: in this process, in
+        /// another process on this device (the share store is open there), or, at the custodian, from
+        /// another device of the account. Nothing was changed; retry once it has finished.
+        public static let operationInProgress = Code(.operationInProgress)
         /// A protocol state that moved on: a round applied twice, or a custodian's signing set that
         /// changed since the session opened. Start again from the current state.
         public static let conflict = Code(.conflict)

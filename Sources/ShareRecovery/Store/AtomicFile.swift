@@ -85,7 +85,10 @@ struct StoreDirectory: Sendable {
             let code = errno
             close(descriptor)
             if code == EWOULDBLOCK {
-                throw ShareRecoveryError(.storageFailure, "the store is in use by another store object or process")
+                // The holder is running (a crashed one leaves no lock: the kernel drops it with the process).
+                throw ShareRecoveryError(
+                    .operationInProgress,
+                    "the store is in use by another store object or process (a recovery, backup or method change of this wallet may be running); retry when it has finished")
             }
             throw Self.failure("lock \(name)", code)
         }

@@ -10,6 +10,8 @@ enum StoreLayout {
     static let currentName = "current.share"
     /// The staged generation's share.
     static let stagedName = "staged.share"
+    /// The session of an operation cut off before it ended (``PendingSession``).
+    static let pendingSessionName = "pending.session"
 
     /// Largest share file: a 255-party secp256k1 record plus framing, rounded up.
     static let maximumShareFileCount = 16 * 1024

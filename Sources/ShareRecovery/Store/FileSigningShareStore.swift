@@ -18,7 +18,8 @@ public import ShareCrypto
 /// is incremented *before* a passcode is checked, so killing the process never refunds an attempt.
 ///
 /// One object owns the directory at a time (an exclusive `flock`, held until the object is
-/// released); opening a second store on the same directory fails with `storageFailure`.
+/// released, and dropped by the kernel if its process dies); opening a second store on the same
+/// directory, in this process or another, fails with `operationInProgress`.
 ///
 /// Security considerations: the attempt limit protects against guessing through this API. Someone
 /// who copies the directory can guess offline, limited only by Argon2id; someone who can write to
@@ -48,8 +49,9 @@ public actor FileSigningShareStore: SigningShareStore {
     ///     the parameters in the header). Tests may pass `Argon2idParameters.minimum`.
     ///   - clock: The wall clock for the attempt delays.
     ///   - random: The source of data keys, salts and nonces.
-    /// - Throws: ``ShareRecoveryError/Code/storageFailure`` when the directory cannot be created,
-    ///   read or locked (another store object holds it). A damaged header does not throw here: the
+    /// - Throws: ``ShareRecoveryError/Code/operationInProgress`` when another store object (in any
+    ///   process) holds the directory; ``ShareRecoveryError/Code/storageFailure`` when it cannot be
+    ///   created, read or locked. A damaged header does not throw here: the
     ///   store opens so that it can be removed, and passcode operations report `storeCorrupted`.
     public init(
         directory: String, argon2: Argon2idParameters = .default, clock: any PasscodeClock = SystemPasscodeClock(),
@@ -77,6 +79,7 @@ public actor FileSigningShareStore: SigningShareStore {
                     // No header means no store: share files without one are what an interrupted remove() left.
                     try files.remove(StoreLayout.stagedName)
                     try files.remove(StoreLayout.currentName)
+                    try files.remove(StoreLayout.pendingSessionName)
                 }
             } catch  where error.code == .storeCorrupted || error.code == .unsupportedVersion {
                 problem = error
@@ -213,6 +216,7 @@ public actor FileSigningShareStore: SigningShareStore {
         dataKey = nil
         try files.remove(StoreLayout.stagedName)
         try files.remove(StoreLayout.currentName)
+        try files.remove(StoreLayout.pendingSessionName)
     }
 
     // MARK: SigningShareStore
@@ -271,6 +275,33 @@ public actor FileSigningShareStore: SigningShareStore {
     public func discardStaged() throws(ShareRecoveryError) {
         _ = try requireDataKey()
         try files.remove(StoreLayout.stagedName)
+    }
+
+    /// The recorded session of an operation cut off before it ended, or `nil`.
+    /// - Throws: ``ShareRecoveryError`` with `notAuthenticated`, `lockedOut`, `storeCorrupted` or `storageFailure`.
+    public func pendingSession() throws(ShareRecoveryError) -> PendingSession? {
+        _ = try requireDataKey()
+        return try files.read(StoreLayout.pendingSessionName, maximumCount: 512).map { bytes throws(ShareRecoveryError) in
+            try PendingSession(encoded: bytes)
+        }
+    }
+
+    /// Durably records an operation's session (temporary file, `fsync`, `rename`, directory `fsync`).
+    /// - Throws: ``ShareRecoveryError`` with `invalidParameters` for an id that cannot be recorded,
+    ///   `notAuthenticated`, `lockedOut` or `storageFailure`.
+    public func recordPendingSession(_ session: PendingSession) throws(ShareRecoveryError) {
+        _ = try requireDataKey()
+        guard PendingSession.isRecordable(session.sessionId) else {
+            throw ShareRecoveryError(.invalidParameters, "a session id must be 1…255 visible ASCII bytes")
+        }
+        try files.writeAtomically(StoreLayout.pendingSessionName, session.encoded)
+    }
+
+    /// Forgets the recorded session. Nothing recorded is not an error.
+    /// - Throws: ``ShareRecoveryError`` with `notAuthenticated`, `lockedOut` or `storageFailure`.
+    public func clearPendingSession() throws(ShareRecoveryError) {
+        _ = try requireDataKey()
+        try files.remove(StoreLayout.pendingSessionName)
     }
 
     // MARK: Internals

@@ -21,12 +21,22 @@ public protocol SigningShareStore: Sendable {
 
     /// Drops the staged generation, keeping the current one.
     func discardStaged() async throws
+
+    /// The custodian session of an operation that has not ended, if one was cut off (``PendingSession``).
+    func pendingSession() async throws -> PendingSession?
+
+    /// Durably records the session of an operation before the custodian is asked to finish it.
+    func recordPendingSession(_ session: PendingSession) async throws
+
+    /// Forgets the recorded session once it is settled. Nothing recorded is not an error.
+    func clearPendingSession() async throws
 }
 
 /// A store in memory: tests, demos, and integrators who persist elsewhere.
 public actor InMemorySigningShareStore: SigningShareStore {
     private var current: ShareRecord?
     private var staged: ShareRecord?
+    private var pending: PendingSession?
 
     /// Creates a store, optionally with a current share.
     public init(current: ShareRecord? = nil) {
@@ -50,4 +60,10 @@ public actor InMemorySigningShareStore: SigningShareStore {
     }
 
     public func discardStaged() { staged = nil }
+
+    public func pendingSession() -> PendingSession? { pending }
+
+    public func recordPendingSession(_ session: PendingSession) { pending = session }
+
+    public func clearPendingSession() { pending = nil }
 }

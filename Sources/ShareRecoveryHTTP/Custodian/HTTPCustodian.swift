@@ -135,6 +135,27 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
         await abandon(id, purpose: session.purpose)
     }
 
+    /// `DELETE /recovery/sessions/{id}` for a session this process may never have seen: 204 (deleted)
+    /// and 404 (gone: the server keeps a confirmed session answerable for
+    /// `confirmedSessionRetentionSeconds`, so a missing one was never confirmed) are
+    /// ``SessionSettlement/abandoned``; 409 (it was confirmed) is ``SessionSettlement/confirmed``.
+    /// - Parameter session: The session the device recorded; its purpose picks the token purpose.
+    /// - Throws: ``TransportError`` when the server cannot be asked; nothing is decided then.
+    public func settleSession(_ session: PendingSession) async throws -> SessionSettlement {
+        await sessions.remove(session.sessionId)
+        let purpose: TokenPurpose = session.purpose == .backup ? .addOrUpdateRecovery : .recover
+        do {
+            _ = try await send(
+                .delete, "/recovery/sessions/\(try URLText.segment(session.sessionId, field: "sessionId"))",
+                operation: "DELETE /recovery/sessions/{id}", purpose: purpose, body: nil)
+            return .abandoned
+        } catch let error as ShareRecoveryError where error.code == .notFound {
+            return .abandoned
+        } catch let error as TransportError where error.code == .conflict {
+            return .confirmed
+        }
+    }
+
     /// The base URL (credentials redacted); never a token.
     public var description: String { "HTTPCustodian(\(URLText.redacted(baseURL)), token: <redacted>)" }
 

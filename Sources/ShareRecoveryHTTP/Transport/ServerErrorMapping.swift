@@ -6,13 +6,14 @@ import ShareRecovery
 /// HTTP status, just without a server code.
 enum ServerErrorMapping {
     /// Server codes taken over as the engine's own: the format and resharing checks the server runs
-    /// with the same meaning as in process (so an HTTP custodian fails like `LocalCustodian`).
+    /// with the same meaning as in process (so an HTTP custodian fails like `LocalCustodian`), and
+    /// `operationInProgress` (the account's single flight, like the device's).
     /// Never `authenticationFailed`: here it means a wrong backup secret.
     static let sharedCodes: Set<ShareRecoveryError.Code> = [
         .malformedRecord, .malformedCipherText, .malformedCustodianShare, .malformedInput, .unsupportedVersion,
         .unsupportedMethod, .invalidParameters, .invalidScalar, .invalidPoint, .invalidShare, .publicKeyMismatch,
         .tamperedShare, .unsealFailed, .dealerCheckFailed, .subShareCheckFailed, .noMatchingShare, .inconsistentShares,
-        .dkgProofFailed, .invalidSignatureShare, .nonceReused,
+        .dkgProofFailed, .invalidSignatureShare, .nonceReused, .operationInProgress,
     ]
 
     /// The API's own refusals, kept as transport codes of the same name.

@@ -114,6 +114,11 @@ public struct ServerConfiguration: Sendable {
     public var flowLifetimeSeconds: Int
     /// Lifetime of a resharing session, in seconds.
     public var sessionLifetimeSeconds: Int
+    /// How long a confirmed resharing session stays answerable, in seconds (default 30 days): a
+    /// device cut off between confirm and its promotion learns from it, when it starts again, that
+    /// its staged share is the current one (`DELETE` answers 409). After that, `DELETE` answers 404
+    /// and the device discards its staged share; it can still recover again from its backup.
+    public var confirmedSessionRetentionSeconds: Int
     /// Timeout of calls to the integrator's fetch webhook, in seconds.
     public var webhookTimeoutSeconds: Int
     /// Largest accepted request body in bytes (413 beyond).
@@ -157,6 +162,7 @@ public struct ServerConfiguration: Sendable {
         self.flowLifetimeSeconds = flowLifetimeSeconds
         self.sessionLifetimeSeconds = sessionLifetimeSeconds
         self.webhookTimeoutSeconds = 10
+        self.confirmedSessionRetentionSeconds = 30 * 86_400
         self.maximumBodySize = Self.defaultMaximumBodySize
         self.rateLimits = rateLimits
         self.logger = logger

@@ -64,7 +64,7 @@ struct CustodianSessions: Sendable {
                 id: sessionId, clientId: clientId, purpose: purpose.rawValue, method: method.name, state: .open,
                 planJSON: JSONWriter.write(SessionWire.encode(plan)), dealingsJSON: JSONWriter.write(publicDealings),
                 expectedSet: opened.expectedSet?.hex ?? "", sealedSecrets: sealedSecrets, sealedPending: nil,
-                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
+                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)), now: state.now)
         return .object([
             ("sessionId", .string(sessionId)),
             ("plan", SessionWire.encode(plan)),
@@ -114,7 +114,10 @@ struct CustodianSessions: Sendable {
             serialized: try state.sealer.open(sealed, table: "protocol_sessions", row: [session.id, "pending"]))
         // Sealed before the transaction; the transaction asks the role whether they may become current.
         let newShares = try pending.signingSetToKeep?.map { try sealedSigningShare($0, clientId: session.clientId) }
-        let outcome = try await state.storage.confirmSession(id: session.id, newShares: newShares, now: state.now) { currentSets in
+        let retainUntil = state.now + Int64(state.configuration.confirmedSessionRetentionSeconds)
+        let outcome = try await state.storage.confirmSession(
+            id: session.id, newShares: newShares, now: state.now, retainUntil: retainUntil
+        ) { currentSets in
             _ = try checkingClientInput { try pending.confirm(currentSets: currentSets) }
         }
         switch outcome {

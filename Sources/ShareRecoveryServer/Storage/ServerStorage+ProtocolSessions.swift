@@ -25,15 +25,18 @@ struct ProtocolSessionRecord: Sendable {
 /// what the step produces, so a replayed or concurrent request finds it advanced and is refused.
 extension ServerStorage {
     func createProtocolSession(_ session: ProtocolSessionRecord) async throws {
-        try await transaction { transaction -> Void in
-            try await transaction.query(
-                """
-                INSERT INTO protocol_sessions (id, client_id, protocol, state, public_json, sealed_state, expires_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-                .text(session.id), .text(session.clientId), .text(session.kind.rawValue), .text(session.state.rawValue),
-                .text(session.publicJSON), .blob(session.sealedState), .integer(session.expiresAt))
-        }
+        try await transaction { transaction in try await Self.insert(transaction, session) }
+    }
+
+    /// Inserts a new session row.
+    static func insert(_ transaction: some SQLTransaction, _ session: ProtocolSessionRecord) async throws {
+        try await transaction.query(
+            """
+            INSERT INTO protocol_sessions (id, client_id, protocol, state, public_json, sealed_state, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            .text(session.id), .text(session.clientId), .text(session.kind.rawValue), .text(session.state.rawValue),
+            .text(session.publicJSON), .blob(session.sealedState), .integer(session.expiresAt))
     }
 
     /// The session, unless missing, expired or of another protocol.

@@ -1,3 +1,4 @@
+import HTTPTypes
 import ShareCrypto
 import ShareRecovery
 
@@ -41,16 +42,36 @@ enum SessionDeletion: Sendable, Equatable {
 
 /// Resharing sessions of the custodian role (FORMATS.md §3), in the one session store.
 extension ServerStorage {
-    func createSession(_ session: SessionRecord) async throws {
+    /// Stores a new session: the client's one resharing session. While another of the client's sessions
+    /// is open or finished (and not expired), a backup or recovery of the account is running from some
+    /// device, and this one is refused with 409 `operationInProgress`; the check and the insert share
+    /// one transaction under the client's lock, so two servers on one database cannot both admit one.
+    func createSession(_ session: SessionRecord, now: Int64) async throws {
         let binding = JSONValue.object([
             ("purpose", .string(session.purpose)), ("method", .string(session.method)),
             ("plan", .string(session.planJSON)), ("dealings", .string(session.dealingsJSON)),
             ("expectedSet", .string(session.expectedSet)),
         ])
-        try await createProtocolSession(
-            ProtocolSessionRecord(
-                id: session.id, clientId: session.clientId, kind: .resharing, state: .open, publicJSON: JSONWriter.write(binding),
-                sealedState: session.sealedSecrets, expiresAt: session.expiresAt))
+        let record = ProtocolSessionRecord(
+            id: session.id, clientId: session.clientId, kind: .resharing, state: .open, publicJSON: JSONWriter.write(binding),
+            sealedState: session.sealedSecrets, expiresAt: session.expiresAt)
+        try await transaction { transaction in
+            try await transaction.lock("resharing \(session.clientId)")
+            let running = try await transaction.query(
+                """
+                SELECT expires_at FROM protocol_sessions
+                WHERE client_id = ? AND protocol = 'resharing' AND state IN ('open', 'finished') AND expires_at > ?
+                ORDER BY expires_at DESC
+                """,
+                .text(session.clientId), .integer(now))
+            if let latest = running.first {
+                let seconds = max(try latest.integer("expires_at") - now, 1)
+                throw APIError(
+                    .conflict, APIErrorCode(.operationInProgress),
+                    "a backup or recovery of this account is in progress (another device or attempt); retry when it has finished, at the latest in \(seconds) s when its session expires")
+            }
+            try await Self.insert(transaction, record)
+        }
     }
 
     /// The session, unless missing or expired.
@@ -67,9 +88,11 @@ extension ServerStorage {
 
     /// Commits a finished session: for a recovery the new signing set replaces the old one, if `confirming`
     /// (the role's rule) accepts the setIds of the current one, read under the client's lock. Confirming a
-    /// confirmed session is done already. The row stays, as done and without its sealed state, until it expires.
+    /// confirmed session is done already. The row stays, as done and without its sealed state, until
+    /// `retainUntil`.
     func confirmSession(
-        id: String, newShares: [SealedSigningShare]?, now: Int64, confirming: @escaping @Sendable ([SetID]) throws -> Void
+        id: String, newShares: [SealedSigningShare]?, now: Int64, retainUntil: Int64,
+        confirming: @escaping @Sendable ([SetID]) throws -> Void
     ) async throws -> SingleUseWrite {
         let forUpdate = self.forUpdate
         return try await transaction { transaction in
@@ -104,6 +127,9 @@ extension ServerStorage {
             guard try await Self.advance(transaction, id: id, from: .finished, to: .done, now: now) else {
                 throw APIError.conflict("the session changed while it was being confirmed")
             }
+            // Kept answerable long after its lifetime: a device that was cut off learns it was confirmed.
+            try await transaction.query(
+                "UPDATE protocol_sessions SET expires_at = ? WHERE id = ?", .integer(max(retainUntil, now)), .text(id))
             return .done
         }
     }

@@ -82,7 +82,7 @@ struct StoreCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The current (and any staged) share's public description.",
         discussion: helpText(
-            "Prints public descriptions only (no secret), after checking the passcode.",
+            "Prints public descriptions only (no secret), after checking the passcode, and pendingSession: the custodian session of a backup or recovery that was cut off ({\"sessionId\", \"purpose\"}, or null). The next backup, recovery or method change settles it first (docs/recovery.md).",
             examples: [
                 "share-recovery store show --store device --passcode-file passcode.txt",
             ]))
@@ -94,11 +94,18 @@ struct StoreCommand: AsyncParsableCommand {
             try await store.authenticate(try passcode(passcodeFile))
             let current = try await store.currentShare()
             let staged = try await store.stagedShare()
+            let pending = try await store.pendingSession().map { session -> JSONValue in
+                .object([
+                    ("sessionId", .string(session.sessionId)),
+                    ("purpose", .string(session.purpose == .backup ? "backup" : "recovery")),
+                ])
+            }
             Terminal.output(
                 JSONWriter.write(
                     .object([
                         ("current", current.map { $0.jsonValue(includingSecret: false) } ?? .null),
                         ("staged", staged.map { $0.jsonValue(includingSecret: false) } ?? .null),
+                        ("pendingSession", pending ?? .null),
                     ])))
         }
     }

@@ -1,0 +1,163 @@
+/// The custodian session of one backup or recovery, from open to its end, so that it ends the same
+/// way whether the process lives or is cut off:
+///
+/// 1. the session's id is recorded in the device's store right after open (``PendingSession``);
+/// 2. a failure before the confirm abandons it (``Custodian/settleSession(_:)``);
+/// 3. a confirm whose answer is lost is settled: the custodian says whether it landed, and a
+///    recovery's staged share is promoted or discarded to match;
+/// 4. the record is cleared only once the session has ended at the custodian; a device that starts
+///    with a record left settles it first (``RecoveryEngine/resumeInterruptedOperation()``).
+///
+/// So the device and the custodian end on the same generation, whatever the moment of a crash.
+extension RecoveryEngine {
+    /// How a confirm ended.
+    enum ConfirmOutcome {
+        /// Confirmed, directly or as the custodian said when asked after a lost answer.
+        case confirmed
+        /// Not confirmed, and abandoned now: the record is cleared.
+        case abandoned(any Error)
+        /// Neither the confirm nor the question reached an answer: the record stays for the next start.
+        case unknown(any Error)
+    }
+
+    /// Settles an operation a previous run of this device left unfinished, before anything else.
+    ///
+    /// Every backup, recovery and method change calls this first, so an app need not; call it at
+    /// start-up to finish (or roll back) a recovery as soon as the network allows.
+    /// - Returns: What was done.
+    /// - Throws: ``ShareRecoveryError`` `operationInProgress` while another operation of the wallet
+    ///   runs; the store's errors; the custodian's (e.g. a ``TransportError``), in which case nothing
+    ///   changed and the next call asks again.
+    @discardableResult
+    public func resumeInterruptedOperation() async throws -> ResumeOutcome {
+        try await SingleFlight.run(store: configuration.shareStore, operation: "resume") { try await performResume() }
+    }
+
+    @discardableResult
+    func performResume() async throws -> ResumeOutcome {
+        let store = configuration.shareStore
+        guard let pending = try await store.pendingSession() else { return .nothingToResume }
+        let settlement = try await configuration.custodian.settleSession(pending)
+        let outcome: ResumeOutcome
+        switch (pending.purpose, settlement) {
+        case (.recovery, .confirmed):
+            // Nothing staged means the promotion happened before the cut: the new share is current.
+            if try await store.stagedShare() != nil { try await store.promoteStaged() }
+            outcome = .completed(.recovery)
+        case (.recovery, .abandoned):
+            try await store.discardStaged()
+            outcome = .rolledBack(.recovery)
+        case (.backup, .confirmed): outcome = .completed(.backup)
+        case (.backup, .abandoned): outcome = .rolledBack(.backup)
+        }
+        try await store.clearPendingSession()
+        return outcome
+    }
+
+    /// Opens a session and records it, checks the custodian's plan against our own share, deals, and
+    /// receives our new share.
+    func reshareWithCustodian(
+        _ request: ResharingSessionRequest, ownShare: ShareRecord, expectedKind: SetKind
+    ) async throws -> (ResharingSessionOffer, Dealing, ShareRecord) {
+        let offer = try await configuration.custodian.openSession(request)
+        let pending = PendingSession(sessionId: offer.sessionId, purpose: expectedKind == .backup ? .backup : .recovery)
+        let (ownDealing, newShare) = try await abandoningOnFailure(pending) {
+            try await configuration.shareStore.recordPendingSession(pending)
+            let plan = offer.plan
+            let generationOK = expectedKind == .backup ? plan.newGeneration == ownShare.generation : plan.newGeneration > ownShare.generation
+            guard plan.oldSet.isSameSet(as: ownShare.publicDescription), plan.dealers.contains(ownShare.partyIndex),
+                plan.newKind == expectedKind, generationOK, plan.newThreshold == ownShare.threshold,
+                plan.newParties == ownShare.parties
+            else {
+                throw ShareRecoveryError(.invalidParameters, "the custodian proposed a plan for another set or shape")
+            }
+            let ownDealing = try ResharingDealer.deal(share: ownShare, plan: plan, using: configuration.random)
+            let newShare = try ResharingReceiver.receive(
+                partyIndex: ownShare.partyIndex, plan: plan, dealings: offer.custodianDealings + [ownDealing])
+            return (ownDealing, newShare)
+        }
+        return (offer, ownDealing, newShare)
+    }
+
+    /// Runs `body`; if it fails, anything staged is discarded and the session abandoned (its record
+    /// cleared once the custodian has answered) before the error propagates.
+    /// (The result is captured first: awaiting inside a `catch` crashes the 6.3 optimizer.)
+    func abandoningOnFailure<T>(_ pending: PendingSession, _ body: () async throws -> T) async throws -> T {
+        let outcome: Result<T, any Error>
+        do {
+            outcome = .success(try await body())
+        } catch {
+            outcome = .failure(error)
+        }
+        if case .failure = outcome { await abandon(pending) }
+        return try outcome.get()
+    }
+
+    /// Discards anything staged and abandons the session; if the custodian cannot be reached, the
+    /// record stays, and the next start (or operation) settles it.
+    func abandon(_ pending: PendingSession) async {
+        let store = configuration.shareStore
+        if pending.purpose == .recovery { try? await store.discardStaged() }
+        if (try? await configuration.custodian.settleSession(pending)) != nil {
+            try? await store.clearPendingSession()
+        }
+    }
+
+    /// Durably stages a new share. A stage that failed after its rename (the directory fsync) left a
+    /// share the custodian never confirmed; it is discarded before the error propagates.
+    func stage(_ share: ShareRecord) async throws {
+        let store = configuration.shareStore
+        let staged: Result<Void, any Error>
+        do {
+            try await store.stage(share)
+            staged = .success(())
+        } catch {
+            staged = .failure(error)
+        }
+        if case .failure = staged { try? await store.discardStaged() }
+        try staged.get()
+    }
+
+    /// Confirms; when the confirm fails (its answer lost, or refused), asks the custodian what became
+    /// of the session, which also ends it if it had not landed.
+    func confirmSettling(_ pending: PendingSession) async -> ConfirmOutcome {
+        let confirmed: Result<Void, any Error>
+        do {
+            try Self.checkCancellation()
+            try await configuration.custodian.confirmSession(id: pending.sessionId)
+            confirmed = .success(())
+        } catch {
+            confirmed = .failure(error)
+        }
+        guard case .failure(let error) = confirmed else { return .confirmed }
+        let settled: Result<SessionSettlement, any Error>
+        do {
+            settled = .success(try await configuration.custodian.settleSession(pending))
+        } catch {
+            settled = .failure(error)
+        }
+        switch settled {
+        case .success(.confirmed): return .confirmed
+        case .success(.abandoned):
+            try? await configuration.shareStore.clearPendingSession()
+            return .abandoned(error)
+        case .failure: return .unknown(error)
+        }
+    }
+
+    /// A staged recovery share, confirmed and promoted; or discarded when the custodian abandoned the
+    /// session; or left staged, with its record, when the custodian cannot say (the next start settles it).
+    func confirmAndPromote(_ pending: PendingSession) async throws {
+        let store = configuration.shareStore
+        switch await confirmSettling(pending) {
+        case .confirmed:
+            try await store.promoteStaged()
+            try await store.clearPendingSession()
+        case .abandoned(let error):
+            try? await store.discardStaged()
+            throw error
+        case .unknown(let error):
+            throw error
+        }
+    }
+}
