@@ -208,6 +208,33 @@ struct RecoverySessionTests {
         }
     }
 
+    @Test("a client may choose its session's id: echoed, refused when malformed or taken", arguments: TestBackend.available)
+    func chosenSessionIds(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let client = SessionClient(world: world, clientId: "chooser")
+            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-6")
+            try await client.register(signing[1])
+            let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let before = try await world.snapshot()
+            for bad: JSONValue in [.string("ABCDEF0123456789abcdef0123456789"), .string("abc"), .number("1"), .string(String(repeating: "0", count: 33))] {
+                let refused = try await client.openResponse(purpose: "backup", method: .password, ownShare: signing[0], token: token, sessionId: bad)
+                #expect(refused.status == 400 && refused.errorCode == "malformedInput", "\(bad): \(refused.text)")
+            }
+            #expect(try await world.snapshot() == before)
+            let id = "00112233445566778899aabbccddeeff"
+            let opened = try await client.openResponse(purpose: "backup", method: .password, ownShare: signing[0], token: token, sessionId: .string(id))
+            #expect(opened.status == 201 && opened.json?["sessionId"] == .string(id), "\(opened.text)")
+            #expect(try await client.abort(id, token: token).status == 204)
+            // Aborted rows are gone, but a confirmed one stays: its id cannot be reused while it does.
+            let again = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token)
+            #expect(try await client.finish(again, token: token).status == 200)
+            #expect(try await client.confirm(again.sessionId, token: token).status == 204)
+            let taken = try await client.openResponse(
+                purpose: "backup", method: .password, ownShare: signing[0], token: token, sessionId: .string(again.sessionId))
+            #expect(taken.status == 409 && taken.errorCode == "conflict", "\(taken.text)")
+        }
+    }
+
     @Test(
         "one backup or recovery per account at a time, across servers: a second open is operationInProgress until the first ends",
         arguments: TestBackend.available)

@@ -14,6 +14,8 @@ struct ResumeTests {
 
     /// Where the network goes down.
     enum Step: String, CaseIterable, CustomTestStringConvertible {
+        /// The open never reaches the custodian (the id is on record already).
+        case open
         /// Before the custodian hears of the client's dealing.
         case finish
         /// The confirm never reaches the custodian.
@@ -36,6 +38,7 @@ struct ResumeTests {
         }
 
         func openSession(_ request: ResharingSessionRequest) async throws -> ResharingSessionOffer {
+            if step == .open { down = true }
             guard !down else { throw Cut() }
             return try await inner.openSession(request)
         }
@@ -80,14 +83,14 @@ struct ResumeTests {
         }
         // What a cut leaves: the session on record; a share staged once the custodian finished.
         #expect(await store.pendingSession()?.purpose == .recovery)
-        #expect((await store.stagedShare() != nil) == (step != .finish))
+        #expect((await store.stagedShare() != nil) == (step == .confirmLost || step == .answerLost))
         #expect(await store.currentShare() == nil)
 
         // The next start, with the network back.
         let outcome = try await plain.resumeInterruptedOperation()
         let custodianSet = try #require(await world.custodian.currentSigningShares(clientId: "user-1").first?.setId)
         switch step {
-        case .finish, .confirmLost:
+        case .open, .finish, .confirmLost:
             #expect(outcome == .rolledBack(.recovery))
             #expect(await store.currentShare() == nil && custodianSet == oldSet)
         case .answerLost:

@@ -16,12 +16,17 @@ public struct ResharingSessionRequest: Sendable {
     public let purpose: Purpose
     /// The client's old share, as a public description: it names the set to reshare.
     public let clientShare: ShareRecord
+    /// The session id the client chose, or `nil` to let the custodian choose. A client that records
+    /// the id *before* asking can settle the session whatever the moment it is cut off
+    /// (``Custodian/settleSession(_:)``); a custodian refuses an id it already knows.
+    public let sessionId: String?
 
     /// Creates a request; the share is reduced to its public description.
-    public init(clientId: String, purpose: Purpose, clientShare: ShareRecord) {
+    public init(clientId: String, purpose: Purpose, clientShare: ShareRecord, sessionId: String? = nil) {
         self.clientId = clientId
         self.purpose = purpose
         self.clientShare = clientShare.publicDescription
+        self.sessionId = sessionId
     }
 }
 

@@ -46,7 +46,10 @@ public actor LocalCustodian: Custodian {
         let opened = try ResharingCustodian.open(
             request: request, signingShares: signingShares[request.clientId] ?? [], candidates: candidates, custodianKey: key,
             using: random)
-        let sessionId = Hex.encode(random.bytes(count: 16))
+        let sessionId = request.sessionId ?? Hex.encode(random.bytes(count: 16))
+        guard sessions[sessionId] == nil, !confirmed.contains(sessionId) else {
+            throw ShareRecoveryError(.conflict, "a session with this id exists already")
+        }
         sessions[sessionId] = .opened(opened, clientId: request.clientId)
         return ResharingSessionOffer(sessionId: sessionId, plan: opened.plan, custodianDealings: opened.offeredDealings)
     }

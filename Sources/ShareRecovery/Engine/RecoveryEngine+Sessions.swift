@@ -1,3 +1,5 @@
+import ShareCrypto
+
 /// The custodian session of one backup or recovery, from open to its end, so that it ends the same
 /// way whether the process lives or is cut off:
 ///
@@ -54,15 +56,26 @@ extension RecoveryEngine {
         return outcome
     }
 
-    /// Opens a session and records it, checks the custodian's plan against our own share, deals, and
-    /// receives our new share.
+    /// Records a session id of our choosing, opens the session under it, checks the custodian's plan
+    /// against our own share, deals, and receives our new share. The record comes first, so a cut at
+    /// any moment leaves an id the next start can settle (a session that never opened settles as
+    /// abandoned).
     func reshareWithCustodian(
         _ request: ResharingSessionRequest, ownShare: ShareRecord, expectedKind: SetKind
     ) async throws -> (ResharingSessionOffer, Dealing, ShareRecord) {
-        let offer = try await configuration.custodian.openSession(request)
-        let pending = PendingSession(sessionId: offer.sessionId, purpose: expectedKind == .backup ? .backup : .recovery)
+        let purpose: PendingSession.Purpose = expectedKind == .backup ? .backup : .recovery
+        let chosen = PendingSession(sessionId: Hex.encode(configuration.random.bytes(count: 16)), purpose: purpose)
+        try await configuration.shareStore.recordPendingSession(chosen)
+        let offer = try await abandoningOnFailure(chosen) {
+            try await configuration.custodian.openSession(
+                ResharingSessionRequest(
+                    clientId: request.clientId, purpose: request.purpose, clientShare: request.clientShare,
+                    sessionId: chosen.sessionId))
+        }
+        // A custodian may choose its own id; then that one is on record.
+        let pending = PendingSession(sessionId: offer.sessionId, purpose: purpose)
         let (ownDealing, newShare) = try await abandoningOnFailure(pending) {
-            try await configuration.shareStore.recordPendingSession(pending)
+            if pending != chosen { try await configuration.shareStore.recordPendingSession(pending) }
             let plan = offer.plan
             let generationOK = expectedKind == .backup ? plan.newGeneration == ownShare.generation : plan.newGeneration > ownShare.generation
             guard plan.oldSet.isSameSet(as: ownShare.publicDescription), plan.dealers.contains(ownShare.partyIndex),

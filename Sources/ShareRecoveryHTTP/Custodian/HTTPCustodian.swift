@@ -55,13 +55,15 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
             (purpose, purposeName, method) = (.recover, "recovery", backupMethod)
         }
         let sessionKey = SealingKeyPair(using: random)
-        let body = JSONBody.encode([
+        var members: [(key: String, value: JSONValue)] = [
             ("clientId", .string(request.clientId)),
             ("purpose", .string(purposeName)),
             ("backupMethod", .string(method.apiName)),
             ("clientShare", request.clientShare.jsonValue(includingSecret: false)),
             ("clientKey", .string(Hex.encode(sessionKey.publicKey))),
-        ])
+        ]
+        if let chosen = request.sessionId { members.append(("sessionId", .string(chosen))) }
+        let body = JSONBody.encode(members)
         let operation = "POST /recovery/sessions"
         let reply = try await send(.post, "/recovery/sessions", operation: operation, purpose: purpose, body: body)
         let fields = try JSONBody.object(
@@ -69,6 +71,9 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
         let sessionId = try fields.string("sessionId")
         guard (1...256).contains(sessionId.utf8.count) else {
             throw ShareRecoveryError(.malformedInput, "\(operation): sessionId must be 1…256 bytes")
+        }
+        if let chosen = request.sessionId, chosen != sessionId {
+            throw ShareRecoveryError(.malformedInput, "\(operation): the server answered for another session id")
         }
         do {
             let plan = try SessionWire.decodePlan(try fields.value("plan"))

@@ -30,10 +30,12 @@ struct CustodianSessions: Sendable {
     /// sealed, the session key and the role's `Opened` bytes; in the public JSON, the plan, the public
     /// half of the dealings and the expected set, for whoever inspects the row.
     /// - Returns: The 201 body: `sessionId`, `plan`, `custodianDealings`, `custodianKey`.
-    func open(clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8])
-        async throws
-        -> JSONValue
-    {
+    /// - Parameter sessionId: The id the client chose and recorded (32 lowercase hex digits), or `nil`
+    ///   for a random one; an id that exists already is 409.
+    func open(
+        clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8],
+        sessionId chosenId: String? = nil
+    ) async throws -> JSONValue {
         let own = try await signingShares(clientId: clientId)
         var candidates: [String] = []
         if purpose == .recovery { candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase) }
@@ -44,7 +46,7 @@ struct CustodianSessions: Sendable {
         }
         let plan = opened.plan
         let sessionKey = SealingKeyPair()
-        let sessionId = Hex.encode(SystemRandom().bytes(count: 16))
+        let sessionId = chosenId ?? Hex.encode(SystemRandom().bytes(count: 16))
         // The client receives only its own sub-share of each custodian dealing, sealed to its session key.
         let offered = try checkingClientInput {
             try opened.offeredDealings.map { try SessionWire.encode($0, sealingTo: [plan.oldSet.partyIndex: clientKey]) }

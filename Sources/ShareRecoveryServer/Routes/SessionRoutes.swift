@@ -55,7 +55,7 @@ extension ServerRoutes {
     func openSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let token = try verifiedToken(request)
         let body = try await RequestReading.jsonObject(request, limit: limit)
-        try body.expect(required: ["clientId", "purpose", "backupMethod", "clientShare", "clientKey"])
+        try body.expect(required: ["clientId", "purpose", "backupMethod", "clientShare", "clientKey"], optional: ["sessionId"])
         let clientId = try body.identifier("clientId")
         guard let purpose = CustodianSessions.Purpose(rawValue: try body.string("purpose")) else {
             throw APIError.badRequest("purpose must be backup or recovery")
@@ -75,8 +75,16 @@ extension ServerRoutes {
         guard let clientKey = Hex.decode(try body.string("clientKey")), clientKey.count == 32 else {
             throw APIError.badRequest("clientKey must be 64 lowercase hex digits")
         }
+        var chosenId: String?
+        if body.member("sessionId") != nil {
+            let text = try body.string("sessionId")
+            guard text.utf8.count == 32, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+            else { throw APIError.badRequest("sessionId must be 32 lowercase hex digits") }
+            chosenId = text
+        }
         let offer = try await sessions.open(
-            clientId: clientId, purpose: purpose, method: method, clientShare: clientShare, clientKey: clientKey)
+            clientId: clientId, purpose: purpose, method: method, clientShare: clientShare, clientKey: clientKey,
+            sessionId: chosenId)
         return JSONResponse.json(offer, status: .created)
     }
 

@@ -64,6 +64,9 @@ extension ServerStorage {
                 ORDER BY expires_at DESC
                 """,
                 .text(session.clientId), .integer(now))
+            guard try await transaction.query("SELECT id FROM protocol_sessions WHERE id = ?", .text(session.id)).isEmpty else {
+                throw APIError.conflict("a session with this id exists already")
+            }
             if let latest = running.first {
                 let seconds = max(try latest.integer("expires_at") - now, 1)
                 throw APIError(

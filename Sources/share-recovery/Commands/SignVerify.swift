@@ -8,9 +8,10 @@ struct SignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign", abstract: "Sign a message with t signing shares (FROST, FORMATS.md §11); prints the signature.",
         discussion: helpText(
-            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nWith --server, give only this device's share (party 1 of a 2-of-2 wallet made by `wallet create`): the server's custodian signs as party 2 (a token of purpose sign, --user-id, --token-file). Its signature share is verified like any other; after a recovery the server refuses a share of the old set.\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex).",
+            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nWith --server, give only this device's share (party 1 of a 2-of-2 wallet made by `wallet create`), as a file (--signing-share) or as the current share of the device's store (--store, --passcode-file): the server's custodian signs as party 2 (a token of purpose sign, --user-id, --token-file). Its signature share is verified like any other; after a recovery the server refuses a share of the old set.\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex).",
             examples: [
                 "share-recovery sign --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --signing-share device-share.json --message-file msg.bin",
+                "share-recovery sign --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --store device --passcode-file passcode.txt --message-file msg.bin",
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin",
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin --mode rfc9591",
             ]))
@@ -21,14 +22,30 @@ struct SignCommand: AsyncParsableCommand {
     @Option(help: "A reference server whose custodian signs as party 2 (then give only the device's share).") var server: String?
     @Option(help: "With --server: the user id.") var userId: String?
     @Option(help: "With --server: a file with a token of purpose sign.") var tokenFile: String?
+    @Option(help: "With --server, instead of --signing-share: the device's share store (its current share signs).") var store: String?
+    @Option(help: "With --store: the store's passcode file.") var passcodeFile: String?
 
     func run() async throws {
-        guard !signingShares.isEmpty else { throw CLIError.usage("give each signer's share with --signing-share (t or more)") }
-        if server == nil, userId != nil || tokenFile != nil { throw CLIError.usage("--user-id and --token-file go with --server") }
-        if server != nil, userId == nil || tokenFile == nil || signingShares.count != 1 {
-            throw CLIError.usage("with --server give --user-id, --token-file and exactly one --signing-share (this device's)")
+        if server == nil, userId != nil || tokenFile != nil || store != nil {
+            throw CLIError.usage("--user-id, --token-file and --store go with --server")
         }
-        let shares = try signingShares.map(Files.readShare)
+        if (store == nil) != (passcodeFile == nil) { throw CLIError.usage("--store and --passcode-file go together") }
+        if server != nil, userId == nil || tokenFile == nil || signingShares.count + (store == nil ? 0 : 1) != 1 {
+            throw CLIError.usage(
+                "with --server give --user-id, --token-file and this device's share: one --signing-share, or --store and --passcode-file")
+        }
+        guard !signingShares.isEmpty || store != nil else {
+            throw CLIError.usage("give each signer's share with --signing-share (t or more)")
+        }
+        var shares = try signingShares.map(Files.readShare)
+        if let store, let passcodeFile {
+            let device = try FileSigningShareStore(directory: store)
+            try await device.authenticate(try Files.readSecretLine(passcodeFile))
+            guard let current = try await device.currentShare() else {
+                throw ShareRecoveryError(.notFound, "the store \(store) holds no signing share")
+            }
+            shares = [current]
+        }
         let message = try Files.read(messageFile)
         let package: SigningPackage, signature: [UInt8]
         if let server {

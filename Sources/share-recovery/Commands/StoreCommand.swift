@@ -12,7 +12,7 @@ struct StoreCommand: AsyncParsableCommand {
                 "share-recovery store init --store device --passcode-file passcode.txt --confirm-file passcode.txt --share wallet/share-1.json",
                 "share-recovery store status --store device",
             ]),
-        subcommands: [Init.self, Status.self, Show.self, ChangePasscode.self, Remove.self])
+        subcommands: [Init.self, Status.self, Show.self, Recover.self, Resume.self, ChangePasscode.self, Remove.self])
 
     struct Location: ParsableArguments {
         @Option(help: "The store directory.") var store: String

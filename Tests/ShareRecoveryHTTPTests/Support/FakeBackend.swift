@@ -110,14 +110,20 @@ final class FakeBackend: Sendable {
             guard case .string(let clientId)? = body["clientId"], case .string(let purposeName)? = body["purpose"],
                 case .string(let methodName)? = body["backupMethod"], let method = BackupMethod(apiName: methodName),
                 let shareValue = body["clientShare"], case .string(let clientKeyHex)? = body["clientKey"],
-                let clientKey = Hex.decode(clientKeyHex), clientKey.count == 32, body.count == 5
+                let clientKey = Hex.decode(clientKeyHex), clientKey.count == 32,
+                body.count == (body["sessionId"] == nil ? 5 : 6)
             else { return TestServer.error(.badRequest, code: "malformedInput") }
+            var chosenId: String?
+            if let value = body["sessionId"] {
+                guard case .string(let text) = value else { return TestServer.error(.badRequest, code: "malformedInput") }
+                chosenId = text
+            }
             let purpose: ResharingSessionRequest.Purpose = purposeName == "backup" ? .backup(method) : .recovery(method)
             let tokenPurpose: TokenPurpose = purposeName == "backup" ? .addOrUpdateRecovery : .recover
             return try await self.guarded(request, purposes: [tokenPurpose]) {
                 let share = try ShareRecord(jsonValue: shareValue)
                 let offer = try await self.custodian.openSession(
-                    ResharingSessionRequest(clientId: clientId, purpose: purpose, clientShare: share))
+                    ResharingSessionRequest(clientId: clientId, purpose: purpose, clientShare: share, sessionId: chosenId))
                 let serverKey = SealingKeyPair()
                 await self.sessions.insert(
                     offer.sessionId, .init(key: serverKey, curve: offer.plan.oldSet.curve, purpose: tokenPurpose))

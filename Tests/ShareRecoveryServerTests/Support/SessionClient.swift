@@ -39,18 +39,19 @@ struct SessionClient {
         return try opened(response, ownShare: ownShare)
     }
 
-    func openResponse(purpose: String, method: BackupMethod, ownShare: ShareRecord, token: String, server: Int = 0)
-        async throws
-        -> APIResponse
-    {
-        try await world.send(
-            .POST, "/recovery/sessions",
-            json: .object([
-                ("clientId", .string(clientId)), ("purpose", .string(purpose)),
-                ("backupMethod", .string(method.apiName)),
-                ("clientShare", ownShare.jsonValue(includingSecret: false)),
-                ("clientKey", .string(Hex.encode(Self.clientKey.publicKey))),
-            ]), headers: world.bearer(token), server: server)
+    /// - Parameter sessionId: The id to ask for (a JSON value, so tests can send wrong ones), or `nil`.
+    func openResponse(
+        purpose: String, method: BackupMethod, ownShare: ShareRecord, token: String, server: Int = 0,
+        sessionId: JSONValue? = nil
+    ) async throws -> APIResponse {
+        var members: [(key: String, value: JSONValue)] = [
+            ("clientId", .string(clientId)), ("purpose", .string(purpose)),
+            ("backupMethod", .string(method.apiName)),
+            ("clientShare", ownShare.jsonValue(includingSecret: false)),
+            ("clientKey", .string(Hex.encode(Self.clientKey.publicKey))),
+        ]
+        if let sessionId { members.append(("sessionId", sessionId)) }
+        return try await world.send(.POST, "/recovery/sessions", json: .object(members), headers: world.bearer(token), server: server)
     }
 
     /// One X25519 key for every session of the test process (only its public half goes to the server).

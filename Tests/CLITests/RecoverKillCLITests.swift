@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Foundation
+import ShareRecovery
+import Testing
+
+/// `share-recovery store recover` against a running `share-recovery serve`, killed with SIGKILL at
+/// random moments (after a random one of its §8 statuses, read from `--json`, plus a random delay of
+/// up to 20 ms, so every phase is cut: before the session, while the custodian deals, finishes,
+/// confirms, and around the promotion): after each kill, `store resume` settles what was cut off, and the device's current
+/// share still signs with the server's custodian, so device and custodian are on the same
+/// generation; at the end the wallet recovers again. 200 trials under CI (`CI=true`), 40 otherwise;
+/// the seed of the kill moments is printed so a failure can be replayed (SHARE_RECOVERY_KILL_SEED).
+@Suite("store recover killed at random moments", .serialized)
+struct RecoverKillCLITests {
+    /// SplitMix64: the kill moments, reproducible from a printed seed.
+    struct Moments {
+        var state: UInt64
+        mutating func next(below bound: UInt64) -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return (z ^ (z >> 31)) % max(bound, 1)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func killedRecoveriesEndOnOneGeneration() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let trials = environment["CI"] == "true" ? 200 : 40
+        let seed = environment["SHARE_RECOVERY_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        var moments = Moments(state: seed)
+
+        let fixture = try MethodsCLITests()
+        try fixture.setUpWallet(curve: "secp256k1")
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: fixture.dir.appendingPathComponent("cloud-key"))
+        try Data("a message to sign".utf8).write(to: fixture.dir.appendingPathComponent("message"))
+        #expect(try fixture.add("cloudKey", secret: "cloud-key").status == 0)
+        let recoverToken = try fixture.token("recover")
+        let signToken = try fixture.token("sign")
+        let device = ["--store", "device", "--passcode-file", "passcode"]
+        let server = ["--server", fixture.server.base, "--user-id", "alice"]
+        let recover = ["store", "recover"] + device + server + ["--token-file", recoverToken, "--method", "cloudKey", "--secret-file", "cloud-key"]
+        let statuses = RecoveryStatus.sequence.map { "\($0)" }
+        let resume = ["store", "resume"] + device + server + ["--token-file", recoverToken]
+        let sign = ["sign"] + server + ["--token-file", signToken] + device + ["--message-file", "message"]
+
+        var outcomes: [String: Int] = [:]
+        var killed = 0
+        for trial in 0..<trials {
+            let process = Process()
+            process.executableURL = CLIRunner.productsDirectory.appendingPathComponent("share-recovery")
+            process.arguments = recover + ["--json"]
+            process.currentDirectoryURL = fixture.dir
+            let progress = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = progress
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            // Wait for the chosen status (or the end), then a little more, then kill.
+            let target = "\"status\":\"\(statuses[Int(moments.next(below: UInt64(statuses.count)))])\""
+            var seen = ""
+            while !seen.contains(target) {
+                let chunk = progress.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen += String(decoding: chunk, as: UTF8.self)
+            }
+            usleep(UInt32(moments.next(below: 20_000)))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                killed += 1
+            }
+            _ = progress.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+
+            let resumed = try fixture.run(resume)
+            #expect(resumed.status == 0, "trial \(trial), seed \(seed): \(resumed.stderr)")
+            let outcome = (try? StrictJSON.parse(resumed.stdout.trimmingCharacters(in: .newlines)))?["outcome"]
+            if case .string(let name)? = outcome { outcomes[name, default: 0] += 1 }
+            // The device's current share and the custodian's make a signature: one generation.
+            let signed = try fixture.run(sign)
+            #expect(signed.status == 0, "trial \(trial), seed \(seed): \(signed.stderr)")
+            if signed.status != 0 || resumed.status != 0 { break }
+        }
+        // And the wallet recovers again, and signs.
+        let again = try fixture.run(recover)
+        #expect(again.status == 0, "seed \(seed): \(again.stderr)")
+        #expect(try fixture.run(sign).status == 0)
+        print(
+            "RecoverKillCLITests: \(trials) trials (seed \(seed)), \(killed) killed before they ended; "
+                + "resume outcomes \(outcomes.sorted { $0.key < $1.key })")
+        #expect(killed > 0, "no run was cut off: the window is too short to test anything")
+    }
+}
