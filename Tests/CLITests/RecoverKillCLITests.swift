@@ -90,6 +90,12 @@ struct RecoverKillCLITests {
         let again = try fixture.run(recover)
         #expect(again.status == 0, "seed \(seed): \(again.stderr)")
         #expect(try fixture.run(sign).status == 0)
+        let status = try fixture.run(["status"] + device + server + ["--token-file", recoverToken])
+        #expect(status.status == 0, "\(status.stderr)")
+        let value = try StrictJSON.parse(status.stdout.trimmingCharacters(in: .newlines))
+        #expect(value["pendingSession"] == .null && value["staged"] == .null, "\(status.stdout)")
+        #expect(value["methods"] == .array([.string("cloudKey")]) && value["recoveryActivated"] == .bool(true))
+        #expect(value["current"]?["kind"] == .string("signing"), "\(status.stdout)")
         print(
             "RecoverKillCLITests: \(trials) trials (seed \(seed)), \(killed) killed before they ended; "
                 + "resume outcomes \(outcomes.sorted { $0.key < $1.key })")

@@ -85,6 +85,10 @@ struct ResumeTests {
         #expect(await store.pendingSession()?.purpose == .recovery)
         #expect((await store.stagedShare() != nil) == (step == .confirmLost || step == .answerLost))
         #expect(await store.currentShare() == nil)
+        let status = try await plain.deviceStatus()
+        #expect(status.pendingSession == (await store.pendingSession()) && status.current == nil)
+        #expect(status.staged == (await store.stagedShare())?.publicDescription)
+        #expect(status.activeMethods == [.password] && status.isRecoveryActivated == true)
 
         // The next start, with the network back.
         let outcome = try await plain.resumeInterruptedOperation()

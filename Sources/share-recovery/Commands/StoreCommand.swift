@@ -94,12 +94,7 @@ struct StoreCommand: AsyncParsableCommand {
             try await store.authenticate(try passcode(passcodeFile))
             let current = try await store.currentShare()
             let staged = try await store.stagedShare()
-            let pending = try await store.pendingSession().map { session -> JSONValue in
-                .object([
-                    ("sessionId", .string(session.sessionId)),
-                    ("purpose", .string(session.purpose == .backup ? "backup" : "recovery")),
-                ])
-            }
+            let pending = try await store.pendingSession().map(StatusCommand.json)
             Terminal.output(
                 JSONWriter.write(
                     .object([
