@@ -60,11 +60,7 @@ public enum Shamir {
     ///   - index: The receiving party's index.
     ///   - commitments: The sender's commitments C_0 … C_{t−1}.
     public static func subShareMatches(_ subShare: Scalar, index: Int, commitments: [Point]) -> Bool {
-        guard let first = commitments.first, subShare.curve == first.curve, !subShare.isZero,
-            let expected = try? publicShare(index: index, commitments: commitments),
-            let actual = try? Point(generatorTimes: subShare)
-        else { return false }
-        return actual == expected
+        FeldmanBatch.firstFailure(index: index, claims: [SubShareClaim(subShare: subShare, commitments: commitments)]) == nil
     }
 
     /// `X_i = Σ_k i^k · A_k`: the public share of party `index`.
