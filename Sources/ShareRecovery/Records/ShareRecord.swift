@@ -75,6 +75,9 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
     public let secret: Scalar?
     /// A_0 … A_{t−1}.
     public let commitments: [Point]
+    /// X_i when this record has computed it (the §4 check of a record with a secret), so a later
+    /// resharing reuses it instead of summing the commitments again. Public, derived, never compared.
+    private var knownPublicShare: Point?
 
     /// The wallet public key Y = A_0.
     public var publicKey: Point { commitments[0] }
@@ -115,6 +118,7 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
             guard actual == expected else {
                 throw ShareRecoveryError(.invalidShare, "x_i·G ≠ X_i for party \(partyIndex)")
             }
+            knownPublicShare = expected
         }
     }
 
@@ -153,7 +157,8 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
     /// X_i = Σ i^k·A_k for this record's index.
     public var publicShare: Point {
         get throws(ShareRecoveryError) {
-            try mappingCryptoErrors { try Shamir.publicShare(index: partyIndex, commitments: commitments) }
+            if let knownPublicShare { return knownPublicShare }
+            return try mappingCryptoErrors { try Shamir.publicShare(index: partyIndex, commitments: commitments) }
         }
     }
 
@@ -173,6 +178,7 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         setId = record.setId
         self.secret = secret
         commitments = record.commitments
+        knownPublicShare = record.knownPublicShare
     }
 
     /// Whether two records describe the same set (everything but index and secret).

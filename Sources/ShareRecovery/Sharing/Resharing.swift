@@ -18,6 +18,9 @@ public struct ResharingPlan: Sendable, Equatable {
     public let newSetId: SetID
     /// λ_j^Q for every dealer j.
     private let lagrangeCoefficients: [Int: Scalar]
+    /// λ_j^Q as a fraction of small integers, where the products fit (FORMATS.md §3 steps 1–2 by
+    /// additions instead of k·P).
+    private let lagrangeFractions: [Int: LagrangeFraction]
 
     /// Creates a plan and checks it.
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a bad Q, t', n' or a reused setId.
@@ -52,6 +55,9 @@ public struct ResharingPlan: Sendable, Equatable {
             }
         }
         lagrangeCoefficients = coefficients
+        var fractions: [Int: LagrangeFraction] = [:]
+        for dealer in sortedDealers { fractions[dealer] = LagrangeFraction(index: dealer, indices: sortedDealers) }
+        lagrangeFractions = fractions
     }
 
     var curve: Curve { oldSet.curve }
@@ -62,6 +68,11 @@ public struct ResharingPlan: Sendable, Equatable {
             throw ShareRecoveryError(.invalidParameters, "party \(dealer) is not a dealer of this plan")
         }
         return coefficient
+    }
+
+    /// λ_j^Q as a small fraction, when it is one.
+    func smallLagrangeFraction(_ dealer: Int) -> LagrangeFraction? {
+        lagrangeFractions[dealer].flatMap { $0.isSmall ? $0 : nil }
     }
 }
 
@@ -113,7 +124,15 @@ public enum ResharingDealer {
         // w_j = λ_j·x_j: the dealer's additive part of x.
         let weighted = try plan.lagrange(share.partyIndex) * secret
         let polynomial = try mappingCryptoErrors { try Polynomial(coefficients: [weighted] + higherCoefficients) }
-        let commitments = try mappingCryptoErrors { try polynomial.commitments() }
+        let commitments = try mappingCryptoErrors { () throws -> [Point] in
+            // D_{j,0} = w_j·G = λ_j·X_j, since a record with a secret has x_j·G == X_j (§4): for a small
+            // integer λ_j (Q = {1, …, t} gives only those) additions from public X_j replace a k·G.
+            guard let fraction = plan.smallLagrangeFraction(share.partyIndex), fraction.denominator == 1 else {
+                return try polynomial.commitments()
+            }
+            let constant = try LagrangeFraction.multiple(try share.publicShare, by: fraction.numerator)
+            return try [constant] + higherCoefficients.map { try Point(generatorTimes: $0) }
+        }
         var subShares: [Int: Scalar] = [:]
         for k in 1...plan.newParties { subShares[k] = polynomial.evaluate(atIndex: k) }
         return Dealing(dealerIndex: share.partyIndex, commitments: commitments, subShares: subShares)
@@ -167,14 +186,15 @@ public enum ResharingReceiver {
 
     /// Checks g_j(k)·G == Σ_m k^m·D_{j,m} for every dealer, naming the first that fails.
     private static func checkSubShares(partyIndex k: Int, dealings: [Dealing]) throws(ShareRecoveryError) {
-        for dealing in dealings {
-            guard let subShare = dealing.subShares[k] else {
-                throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealing.dealerIndex) sent no sub-share to party \(k)")
-            }
-            guard Shamir.subShareMatches(subShare, index: k, commitments: dealing.commitments) else {
-                throw ShareRecoveryError(
-                    .subShareCheckFailed, "dealer \(dealing.dealerIndex)'s sub-share for party \(k) does not match its commitments")
-            }
+        // The dealers before the first one that sent k nothing, in Q's order.
+        let sent = dealings.prefix { $0.subShares[k] != nil }
+        let claims = sent.map { SubShareClaim(subShare: $0.subShares[k]!, commitments: $0.commitments) }
+        if let position = FeldmanBatch.firstFailure(index: k, claims: claims) {
+            throw ShareRecoveryError(
+                .subShareCheckFailed, "dealer \(sent[position].dealerIndex)'s sub-share for party \(k) does not match its commitments")
+        }
+        if sent.count < dealings.count {
+            throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealings[sent.count].dealerIndex) sent no sub-share to party \(k)")
         }
     }
 
@@ -193,7 +213,8 @@ public enum ResharingReceiver {
             }
             byDealer[dealing.dealerIndex] = dealing
         }
-        return try plan.dealers.map { (j) throws(ShareRecoveryError) -> Dealing in
+        var checked: [Dealing] = []
+        for j in plan.dealers {
             guard let dealing = byDealer[j] else {
                 throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j) sent no dealing")
             }
@@ -201,14 +222,40 @@ public enum ResharingReceiver {
             else {
                 throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j) sent \(dealing.commitments.count) commitments, expected \(plan.newThreshold)")
             }
-            let oldPublicShare = try mappingCryptoErrors {
-                try Shamir.publicShare(index: j, commitments: plan.oldSet.commitments)
-            }
-            let expected = try mappingCryptoErrors { try oldPublicShare.multiplied(by: try plan.lagrange(j)) }
-            guard dealing.commitments[0] == expected else {
+            checked.append(dealing)
+            guard try dealtItsShare(dealing, plan: plan, earlier: checked.dropLast()) else {
                 throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j)'s constant term is not λ_j·X_j")
             }
-            return dealing
+        }
+        return checked
+    }
+
+    /// D_{j,0} == λ_j·X_j for one dealer, every earlier dealer of Q having passed. The last dealer is
+    /// checked as Σ_j D_{j,0} == Y: Σ_{j∈Q} λ_j·X_j = A_0 = Y for any commitments (|Q| = t), so with
+    /// the others equal to λ_j·X_j the sum holds exactly when the last one does, and the sum A'_0
+    /// is needed anyway. Small fractions λ_j = a/b are checked as b·D_{j,0} == a·X_j by additions.
+    private static func dealtItsShare(_ dealing: Dealing, plan: ResharingPlan, earlier: ArraySlice<Dealing>)
+        throws(ShareRecoveryError) -> Bool
+    {
+        let j = dealing.dealerIndex
+        let constant = dealing.commitments[0]
+        if j == plan.dealers.last, earlier.count == plan.dealers.count - 1 {
+            // The identity sum is not Y, which is a valid point.
+            if (try? Point.sum(earlier.map { $0.commitments[0] } + [constant])) == plan.oldSet.publicKey { return true }
+            // Only on failure: an identity X_j (crafted old commitments) keeps its own error, as before.
+            _ = try mappingCryptoErrors { try Shamir.publicShare(index: j, commitments: plan.oldSet.commitments) }
+            return false
+        }
+        let oldPublicShare: Point =
+            if j == plan.oldSet.partyIndex { try plan.oldSet.publicShare } else {
+                try mappingCryptoErrors { try Shamir.publicShare(index: j, commitments: plan.oldSet.commitments) }
+            }
+        return try mappingCryptoErrors { () throws -> Bool in
+            guard let fraction = plan.smallLagrangeFraction(j) else {
+                return constant == (try oldPublicShare.multiplied(by: try plan.lagrange(j)))
+            }
+            let left = try LagrangeFraction.multiple(constant, by: fraction.denominator)
+            return left == (try LagrangeFraction.multiple(oldPublicShare, by: fraction.numerator))
         }
     }
 

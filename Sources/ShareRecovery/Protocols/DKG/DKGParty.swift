@@ -161,20 +161,22 @@ public struct DKGRound2State: Sendable, CustomStringConvertible {
             }
             bySender[message.sender] = message.subShare
         }
-        var secret = ownSubShare
-        for broadcast in round1 where broadcast.sender != partyIndex {
-            let sender = broadcast.sender
-            guard let subShare = bySender[sender] else {
-                throw ShareRecoveryError(.invalidParameters, "no sub-share from party \(sender)", party: sender)
-            }
-            // §10 step 3: f_i(j)·G == Σ_k j^k·C_{i,k}, party by party so a bad one is named.
-            guard Shamir.subShareMatches(subShare, index: partyIndex, commitments: broadcast.commitments) else {
-                throw ShareRecoveryError(
-                    .subShareCheckFailed, "party \(sender)'s sub-share for party \(partyIndex) does not match its commitments",
-                    party: sender)
-            }
-            secret = secret + subShare
+        // §10 step 3: f_i(j)·G == Σ_k j^k·C_{i,k} for the senders, ascending, before the first that
+        // sent nothing, naming the first that fails.
+        let senders = round1.filter { $0.sender != partyIndex }
+        let received = senders.prefix { bySender[$0.sender] != nil }
+        let claims = received.map { SubShareClaim(subShare: bySender[$0.sender]!, commitments: $0.commitments) }
+        if let position = FeldmanBatch.firstFailure(index: partyIndex, claims: claims) {
+            let sender = received[position].sender
+            throw ShareRecoveryError(
+                .subShareCheckFailed, "party \(sender)'s sub-share for party \(partyIndex) does not match its commitments",
+                party: sender)
         }
+        if received.count < senders.count {
+            let sender = senders[received.count].sender
+            throw ShareRecoveryError(.invalidParameters, "no sub-share from party \(sender)", party: sender)
+        }
+        let secret = received.reduce(ownSubShare) { $0 + bySender[$1.sender]! }
         let commitments = try (0..<parameters.threshold).map { (k) throws(ShareRecoveryError) -> Point in
             do {
                 return try Point.sum(round1.map { $0.commitments[k] })
