@@ -43,15 +43,22 @@ struct PrimitiveCosts {
 }
 
 /// Operation counts for t-of-n sets with the user at index 1 and the custodian at 2…n, for the
-/// cheapest correct algorithm we know: Feldman evaluations by Horner's rule with small public
-/// multipliers (double-and-add), each dealer checked once per process (one k·P for λ_j·X_j), and
-/// every sub-share checked on its own (FORMATS.md §3 step 3), which implies step 5.
+/// cheapest correct algorithm we know (docs/performance.md): Feldman evaluations by Horner's rule
+/// with small public multipliers (double-and-add); X_i computed once per record; a dealer's D_{j,0}
+/// as λ_j·X_j by small multiples when λ_j is a small integer (always for Q = {1, …, t}); each dealer
+/// checked once per process, as b·D_{j,0} == a·X_j for λ_j = a/b small, the last one by
+/// Σ_j D_{j,0} == Y (the sum A'_0 is made anyway); every sub-share checked on its own with one k·G
+/// (FORMATS.md §3 step 3), which implies step 5.
+///
+/// `naive: true` gives the previous floor, kept for comparison: D_{j,0} by k·G, every dealer's
+/// X_j recomputed and checked with one k·P for λ_j·X_j.
 enum OperationCounts {
     /// Point additions (doublings included) for n·P with a small public n, or one k·P beyond 5 bits.
     static func smallMultiple(_ n: Int) -> PrimitiveCosts.Count {
+        let n = n.magnitude
         if n <= 1 { return PrimitiveCosts.Count() }
         if n >= 32 { return PrimitiveCosts.Count(pointMultiply: 1) }
-        let bits = Int.bitWidth - n.leadingZeroBitCount
+        let bits = UInt.bitWidth - n.leadingZeroBitCount
         return PrimitiveCosts.Count(add: (bits - 1) + (n.nonzeroBitCount - 1))
     }
 
@@ -62,21 +69,56 @@ enum OperationCounts {
         return count
     }
 
+    /// λ_j^Q = a/b with b > 0, in lowest terms (Q's indices are small).
+    static func lagrange(_ j: Int, _ dealers: [Int]) -> (numerator: Int, denominator: Int) {
+        var numerator = 1, denominator = 1
+        for m in dealers where m != j {
+            numerator *= m
+            denominator *= m - j
+        }
+        var (x, y) = (numerator.magnitude, denominator.magnitude)
+        while y != 0 { (x, y) = (y, x % y) }
+        let sign = denominator < 0 ? -1 : 1
+        return (sign * numerator / Int(x), sign * denominator / Int(x))
+    }
+
     /// Parse and validate a record: parse t commitments, x_i·G, X_i.
     static func recordParse(index: Int, threshold: Int) -> PrimitiveCosts.Count {
         PrimitiveCosts.Count(generatorMultiply: 1, parse: threshold) + feldman(index: index, threshold: threshold)
     }
 
-    /// One dealer: t' commitments.
-    static func dealer(newThreshold: Int) -> PrimitiveCosts.Count {
-        PrimitiveCosts.Count(generatorMultiply: newThreshold)
+    /// One dealer j of Q whose record already knows X_j: t' commitments, D_{j,0} = λ_j·X_j when λ_j
+    /// is a small integer.
+    static func dealer(_ j: Int, dealers: [Int], newThreshold: Int, naive: Bool = false) -> PrimitiveCosts.Count {
+        let (a, b) = lagrange(j, dealers)
+        if naive || b != 1 || a.magnitude >= 32 { return PrimitiveCosts.Count(generatorMultiply: newThreshold) }
+        return PrimitiveCosts.Count(generatorMultiply: newThreshold - 1) + smallMultiple(a)
     }
 
-    /// Resharing with every role in one process: dealer checks (X_j, λ_j·X_j) once per dealer, new
-    /// commitments summed once, then per new party and dealer g_j(k)·G against Σ_m k^m·D_{j,m}.
-    static func resharing(dealers: [Int], threshold: Int, newThreshold: Int, receivers: [Int]) -> PrimitiveCosts.Count {
+    /// Step 2 once per process. `knownPublicShare`: the index whose X_j the plan's old record knows.
+    static func dealerChecks(dealers: [Int], threshold: Int, knownPublicShare: Int, naive: Bool = false) -> PrimitiveCosts.Count {
+        var count = PrimitiveCosts.Count()
+        for j in dealers {
+            if naive {
+                count = count + feldman(index: j, threshold: threshold) + PrimitiveCosts.Count(pointMultiply: 1)
+                continue
+            }
+            // The last dealer: Σ_j D_{j,0} == Y, which is A'_0, counted with the new commitments.
+            if j == dealers.last { break }
+            if j != knownPublicShare { count = count + feldman(index: j, threshold: threshold) }
+            let (a, b) = lagrange(j, dealers)
+            count = count + (a.magnitude < 32 && b < 32 ? smallMultiple(a) + smallMultiple(b) : PrimitiveCosts.Count(pointMultiply: 1))
+        }
+        return count
+    }
+
+    /// Resharing with every role in one process: dealer checks once, new commitments summed once,
+    /// then per new party and dealer g_j(k)·G against Σ_m k^m·D_{j,m}.
+    static func resharing(
+        dealers: [Int], threshold: Int, newThreshold: Int, receivers: [Int], knownPublicShare: Int = 1, naive: Bool = false
+    ) -> PrimitiveCosts.Count {
         var count = PrimitiveCosts.Count(add: (dealers.count - 1) * newThreshold)
-        for dealer in dealers { count = count + feldman(index: dealer, threshold: threshold) + PrimitiveCosts.Count(pointMultiply: 1) }
+        count = count + dealerChecks(dealers: dealers, threshold: threshold, knownPublicShare: knownPublicShare, naive: naive)
         for k in receivers {
             for _ in dealers {
                 count = count + PrimitiveCosts.Count(generatorMultiply: 1) + feldman(index: k, threshold: newThreshold)
@@ -86,26 +128,31 @@ enum OperationCounts {
     }
 
     /// One receiver k over |Q| dealers, dealer checks included.
-    static func receiver(index: Int, dealers: [Int], threshold: Int, newThreshold: Int) -> PrimitiveCosts.Count {
-        resharing(dealers: dealers, threshold: threshold, newThreshold: newThreshold, receivers: [index])
+    static func receiver(index: Int, dealers: [Int], threshold: Int, newThreshold: Int, naive: Bool = false) -> PrimitiveCosts.Count {
+        resharing(dealers: dealers, threshold: threshold, newThreshold: newThreshold, receivers: [index], naive: naive)
+    }
+
+    /// Every dealer of Q = {1, …, t} dealing t' commitments.
+    static func dealing(threshold t: Int, newThreshold: Int, naive: Bool) -> PrimitiveCosts.Count {
+        (1...t).reduce(PrimitiveCosts.Count()) { $0 + dealer($1, dealers: Array(1...t), newThreshold: newThreshold, naive: naive) }
     }
 
     /// A full offline recovery, both roles in one process.
-    static func offlineRecovery(threshold t: Int, parties n: Int, argon: Bool) -> PrimitiveCosts.Count {
+    static func offlineRecovery(threshold t: Int, parties n: Int, argon: Bool, naive: Bool = false) -> PrimitiveCosts.Count {
         var count = PrimitiveCosts.Count(aead: 1, hkdf: argon ? 0 : 1)
         count = count + recordParse(index: 1, threshold: t)
         // Custodian candidates: their commitments equal the user's, so only unseal, x_j·G and X_j.
         for custodian in 2...t {
             count = count + PrimitiveCosts.Count(generatorMultiply: 1, open: 1) + feldman(index: custodian, threshold: t)
         }
-        count = count + PrimitiveCosts.Count(generatorMultiply: t * t)
-        return count + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n))
+        count = count + dealing(threshold: t, newThreshold: t, naive: naive)
+        return count + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n), naive: naive)
     }
 
     /// A full backup: t dealers, n receivers, one AEAD seal, n−1 sealed boxes.
-    static func backup(threshold t: Int, parties n: Int) -> PrimitiveCosts.Count {
-        PrimitiveCosts.Count(generatorMultiply: t * t, aead: 1, hkdf: 1, seal: n - 1)
-            + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n))
+    static func backup(threshold t: Int, parties n: Int, naive: Bool = false) -> PrimitiveCosts.Count {
+        PrimitiveCosts.Count(aead: 1, hkdf: 1, seal: n - 1) + dealing(threshold: t, newThreshold: t, naive: naive)
+            + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n), naive: naive)
     }
 }
 

@@ -11,6 +11,12 @@ struct Measurement {
     let p99Ns: UInt64
     let meanNs: Double
     var floorNs: Double?
+    /// The previous floor definition (before docs/performance.md's algorithms), for comparison.
+    var naiveFloorNs: Double?
+    /// One k·G of the step's curve, measured in the same run (alternately, for the targeted rows).
+    var unitNs: Double?
+    /// The most k·G units the step may cost (issue 17's targets).
+    var unitsTarget: Double?
     var target: Double?
     var note: String = ""
     /// Operations per second of wall time when many run at once (server load); `nil` for one at a time.
@@ -18,6 +24,8 @@ struct Measurement {
 
     var opsPerSecond: Double { throughput ?? (meanNs > 0 ? 1e9 / meanNs : 0) }
     var ratio: Double? { floorNs.map { Double(medianNs) / $0 } }
+    /// The median in units of one k·G of the curve.
+    var units: Double? { unitNs.map { Double(medianNs) / $0 } }
 
     var json: String {
         var fields = [
@@ -26,6 +34,10 @@ struct Measurement {
         ]
         if let floorNs { fields.append(#""floorNs":\#(String(format: "%.0f", floorNs))"#) }
         if let ratio { fields.append(#""ratioToFloor":\#(String(format: "%.3f", ratio))"#) }
+        if let naiveFloorNs { fields.append(#""naiveFloorNs":\#(String(format: "%.0f", naiveFloorNs))"#) }
+        if let units { fields.append(#""kGUnits":\#(String(format: "%.2f", units))"#) }
+        if let unitNs { fields.append(#""kGNs":\#(String(format: "%.0f", unitNs))"#) }
+        if let unitsTarget { fields.append(#""kGUnitsTarget":\#(unitsTarget)"#) }
         if let target { fields.append(#""target":\#(target)"#) }
         if let throughput { fields.append(#""throughputPerSecond":\#(String(format: "%.1f", throughput))"#) }
         if !note.isEmpty { fields.append(#""note":"\#(note)""#) }
@@ -64,17 +76,20 @@ enum Timer {
     /// so both see the same machine: this VM's speed drifts by up to 40 % within a minute, which made
     /// ratios against floors timed earlier in the run swing by as much. The floor's median becomes the
     /// measurement's floor.
+    /// `unit`, when given (one k·G), is timed in the same rotation and becomes the measurement's unit.
     static func measureAgainstFloor(
         _ group: String, _ name: String, iterations: Int, warmup: Int? = nil, _ body: () throws -> Void,
-        floor: () throws -> Void
+        floor: () throws -> Void, unit: (() -> Void)? = nil
     ) rethrows -> Measurement {
         for _ in 0..<(warmup ?? max(1, iterations / 10)) {
             try body()
             try floor()
+            unit?()
         }
         var histograms = (
             body: Self.histogram(),
-            floor: Self.histogram()
+            floor: Self.histogram(),
+            unit: Self.histogram()
         )
         var total: UInt64 = 0
         func timed(_ work: () throws -> Void) rethrows -> UInt64 {
@@ -89,11 +104,14 @@ enum Timer {
             total += elapsed
             _ = histograms.body.record(elapsed)
             if bodyFirst { _ = histograms.floor.record(try timed(floor)) }
+            // A k·G is a few microseconds: several per turn, so the clock's resolution does not show.
+            if let unit { _ = histograms.unit.record(timed { for _ in 0..<8 { unit() } } / 8) }
         }
         var measurement = Measurement(
             group: group, name: name, iterations: iterations, medianNs: histograms.body.median,
             p99Ns: histograms.body.valueAtPercentile(99), meanNs: Double(total) / Double(max(iterations, 1)))
         measurement.floorNs = Double(histograms.floor.median)
+        if unit != nil { measurement.unitNs = Double(histograms.unit.median) }
         return measurement
     }
 }

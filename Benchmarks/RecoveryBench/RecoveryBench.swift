@@ -81,6 +81,11 @@ struct Bench {
     func n(_ full: Int, _ quickCount: Int) -> Int { quick ? quickCount : full }
 
     mutating func add(_ measurement: Measurement) {
+        var measurement = measurement
+        // Every row of a curve also in units of that curve's k·G from the floor rows, unless it timed its own.
+        if measurement.unitNs == nil, let curve = Curve.allCases.first(where: { measurement.group.hasSuffix(" \($0)") }) {
+            measurement.unitNs = costs[curve]?.generatorMultiply
+        }
         results.append(measurement)
         FileHandle.standardError.write(Data("  \(measurement.group) / \(measurement.name): \(human(Double(measurement.medianNs)))\n".utf8))
     }
@@ -92,6 +97,7 @@ struct Bench {
         }
         try floors(raw)
         for curve in Curve.allCases { try engineSteps(curve) }
+        for curve in Curve.allCases { try subShareChecks(curve) }
         for curve in Curve.allCases { try protocols(curve) }
         try selection()
         try scaling()
@@ -230,8 +236,10 @@ struct Bench {
             oldSet: signing[0], dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
             newSetId: SetID.random(using: random))
         m = try Timer.measure(group, "resharing dealer step", iterations: iterations) { _ = try ResharingDealer.deal(share: signing[0], plan: plan, using: random) }
-        m.floorNs = cost.floor(OperationCounts.dealer(newThreshold: 2))
-        m.note = OperationCounts.dealer(newThreshold: 2).summary
+        count = OperationCounts.dealer(1, dealers: [1, 2], newThreshold: 2)
+        m.floorNs = cost.floor(count)
+        m.naiveFloorNs = cost.floor(OperationCounts.dealer(1, dealers: [1, 2], newThreshold: 2, naive: true))
+        m.note = count.summary
         add(m)
         let dealings = try signing.map { try ResharingDealer.deal(share: $0, plan: plan, using: random) }
         m = try Timer.measure(group, "resharing receiver step (party 2)", iterations: iterations) {
@@ -239,6 +247,7 @@ struct Bench {
         }
         count = OperationCounts.receiver(index: 2, dealers: [1, 2], threshold: 2, newThreshold: 2)
         m.floorNs = cost.floor(count)
+        m.naiveFloorNs = cost.floor(OperationCounts.receiver(index: 2, dealers: [1, 2], threshold: 2, newThreshold: 2, naive: true))
         m.note = count.summary
         add(m)
 
@@ -248,13 +257,16 @@ struct Bench {
         // The two targeted ratios: each step is timed alternately with the work of its floor.
         count = OperationCounts.offlineRecovery(threshold: 2, parties: 2, argon: false)
         let cloudFloor = floorWork(count, curve: curve)
+        let unit = curve == .secp256k1 ? raw.secp256k1GeneratorMultiply : raw.ed25519GeneratorMultiply
         m = try Timer.measureAgainstFloor(
             group, "full local recovery cloudKey (2-of-2)", iterations: iterations * 2,
             {
                 _ = try OfflineRecovery.recover(
                     cipherText: cloudText, secret: cloudKey, custodianShares: cloudShares, custodianKey: custodian, using: random)
-            }, floor: cloudFloor)
+            }, floor: cloudFloor, unit: { precondition(unit(), "k·G failed during the benchmark") })
         m.target = 1.25
+        m.unitsTarget = curve == .secp256k1 ? 14 : 26
+        m.naiveFloorNs = cost.floor(OperationCounts.offlineRecovery(threshold: 2, parties: 2, argon: false, naive: true))
         m.note = "floor timed alternately: " + count.summary
         add(m)
 
@@ -278,6 +290,7 @@ struct Bench {
         }
         count = OperationCounts.backup(threshold: 2, parties: 2)
         m.floorNs = cost.floor(count)
+        m.naiveFloorNs = cost.floor(OperationCounts.backup(threshold: 2, parties: 2, naive: true))
         m.note = count.summary
         add(m)
 
@@ -294,6 +307,7 @@ struct Bench {
             }
             count = OperationCounts.offlineRecovery(threshold: t, parties: parties, argon: false)
             m.floorNs = cost.floor(count)
+            m.naiveFloorNs = cost.floor(OperationCounts.offlineRecovery(threshold: t, parties: parties, argon: false, naive: true))
             m.note = count.summary
             add(m)
         }
@@ -427,13 +441,17 @@ struct Bench {
     // MARK: Output
 
     func printTable() {
-        print("| group | step | median | p99 | ops/s | floor | ratio | target |")
-        print("|---|---|---|---|---|---|---|---|")
+        // New columns go last, so the table still starts with the columns scripts already read.
+        print("| group | step | median | p99 | ops/s | floor | ratio | target | k·G units | previous floor |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for m in results {
             let floor = m.floorNs.map { human($0) } ?? ""
             let ratio = m.ratio.map { String(format: "%.2f×", $0) } ?? ""
-            let target = m.target.map { String(format: "≤ %.2f×", $0) } ?? ""
-            print("| \(m.group) | \(m.name) | \(human(Double(m.medianNs))) | \(human(Double(m.p99Ns))) | \(String(format: "%.0f", m.opsPerSecond)) | \(floor) | \(ratio) | \(target) |")
+            let naive = m.naiveFloorNs.map { human($0) } ?? ""
+            let units = m.units.map { String(format: "%.1f", $0) } ?? ""
+            let targets = [m.target.map { String(format: "≤ %.2f×", $0) }, m.unitsTarget.map { String(format: "≤ %.0f k·G", $0) }]
+            let target = targets.compactMap { $0 }.joined(separator: ", ")
+            print("| \(m.group) | \(m.name) | \(human(Double(m.medianNs))) | \(human(Double(m.p99Ns))) | \(String(format: "%.0f", m.opsPerSecond)) | \(floor) | \(ratio) | \(target) | \(units) | \(naive) |")
         }
         print("")
         for m in results where !m.note.isEmpty { print("- \(m.group) / \(m.name): \(m.note)") }
