@@ -48,7 +48,8 @@ struct PrimitiveCosts {
 /// as λ_j·X_j by small multiples when λ_j is a small integer (always for Q = {1, …, t}); each dealer
 /// checked once per process, as b·D_{j,0} == a·X_j for λ_j = a/b small, the last one by
 /// Σ_j D_{j,0} == Y (the sum A'_0 is made anyway); every sub-share checked on its own with one k·G
-/// (FORMATS.md §3 step 3), which implies step 5.
+/// (FORMATS.md §3 step 3), which implies step 5, against Σ_m k^m·D_{j,m} stepped by one addition
+/// from the previous receiver's when t' = 2.
 ///
 /// `naive: true` gives the previous floor, kept for comparison: D_{j,0} by k·G, every dealer's
 /// X_j recomputed and checked with one k·P for λ_j·X_j.
@@ -119,10 +120,11 @@ enum OperationCounts {
     ) -> PrimitiveCosts.Count {
         var count = PrimitiveCosts.Count(add: (dealers.count - 1) * newThreshold)
         count = count + dealerChecks(dealers: dealers, threshold: threshold, knownPublicShare: knownPublicShare, naive: naive)
-        for k in receivers {
-            for _ in dealers {
-                count = count + PrimitiveCosts.Count(generatorMultiply: 1) + feldman(index: k, threshold: newThreshold)
-            }
+        for (position, k) in receivers.enumerated() {
+            // t' = 2: the next consecutive receiver's Σ_m k^m·D_{j,m} is the last one's plus D_{j,1}.
+            let stepped = !naive && newThreshold == 2 && position > 0 && receivers[position - 1] == k - 1
+            let evaluation = stepped ? PrimitiveCosts.Count(add: 1) : feldman(index: k, threshold: newThreshold)
+            for _ in dealers { count = count + PrimitiveCosts.Count(generatorMultiply: 1) + evaluation }
         }
         return count
     }

@@ -66,6 +66,22 @@ struct BatchedFeldmanTests {
         }
     }
 
+    @Test("public shares for many receivers, stepped or not, equal one Horner evaluation each", arguments: Curve.allCases)
+    func publicSharesForManyReceivers(curve: Curve) throws {
+        let random = DeterministicRandom(seed: Array("public shares \(curve) \(Self.seed)".utf8))
+        for degree in 0...3 {
+            let commitments = try Self.polynomial(curve: curve, degree: degree, random: random).commitments()
+            for indices in [[1, 2, 3, 4, 5], [2, 3], [5, 4, 3], [1, 3, 4, 9], [254, 255], [255]] {
+                let shares = Shamir.publicShares(indices: indices, commitments: commitments)
+                #expect(shares == indices.map { try? Shamir.publicShare(index: $0, commitments: commitments) }, "degree \(degree), \(indices)")
+            }
+        }
+        // X_2 = A_0 + 2·A_1 is the identity when A_0 = −2·A_1: no point, stepped or not.
+        let a1 = try Point(generatorTimes: Scalar.random(on: curve, using: random))
+        let crafted = [try a1.multiplied(byPublicSmall: 2).negated, a1]
+        #expect(Shamir.publicShares(indices: [1, 2, 3], commitments: crafted).map { $0 == nil } == [false, true, false])
+    }
+
     // MARK: Generation
 
     static func polynomial(curve: Curve, degree: Int, random: some RandomSource) throws -> Polynomial {

@@ -5,10 +5,13 @@ package struct SubShareClaim: Sendable {
     package let subShare: Scalar
     /// C_{j,0} … C_{j,t−1}.
     package let commitments: [Point]
+    /// Σ_k i^k·C_{j,k} when the caller has already evaluated it (``Shamir/publicShares(indices:commitments:)``).
+    package let expected: Point?
 
-    package init(subShare: Scalar, commitments: [Point]) {
+    package init(subShare: Scalar, commitments: [Point], expected: Point? = nil) {
         self.subShare = subShare
         self.commitments = commitments
+        self.expected = expected
     }
 }
 
@@ -66,6 +69,7 @@ package enum FeldmanBatch {
         guard let first = claim.commitments.first, claim.subShare.curve == first.curve, !claim.subShare.isZero,
             claim.commitments.allSatisfy({ $0.curve == first.curve })
         else { return nil }
+        if let expected = claim.expected, expected.curve == first.curve { return expected }
         return try? Shamir.publicShare(index: index, commitments: claim.commitments)
     }
 

@@ -47,16 +47,23 @@ public struct ResharingPlan: Sendable, Equatable {
         self.newKind = newKind
         self.newGeneration = newGeneration
         self.newSetId = newSetId
-        // λ_j^Q depends only on the plan: one inversion per dealer here, not one per use.
+        // λ_j^Q depends only on the plan: computed here, not per use. An integer λ_j (Q = {1, …, t})
+        // needs no inversion, which in Swift costs about one k·G.
         var coefficients: [Int: Scalar] = [:]
+        var fractions: [Int: LagrangeFraction] = [:]
         for dealer in sortedDealers {
+            let fraction = LagrangeFraction(index: dealer, indices: sortedDealers)
+            fractions[dealer] = fraction
+            if let fraction, fraction.denominator == 1 {
+                let magnitude = Scalar(UInt64(fraction.numerator.magnitude), curve: oldSet.curve)
+                coefficients[dealer] = fraction.numerator < 0 ? magnitude.negated : magnitude
+                continue
+            }
             coefficients[dealer] = try mappingCryptoErrors {
                 try Shamir.lagrangeCoefficientAtZero(index: dealer, indices: sortedDealers, curve: oldSet.curve)
             }
         }
         lagrangeCoefficients = coefficients
-        var fractions: [Int: LagrangeFraction] = [:]
-        for dealer in sortedDealers { fractions[dealer] = LagrangeFraction(index: dealer, indices: sortedDealers) }
         lagrangeFractions = fractions
     }
 
@@ -170,9 +177,11 @@ public enum ResharingReceiver {
         }
         let ordered = try checkedDealings(plan: plan, dealings: dealings)
         let newCommitments = try combinedCommitments(plan: plan, dealings: ordered)
-        return try partyIndices.map { (k) throws(ShareRecoveryError) -> ShareRecord in
+        // Σ_m k^m·D_{j,m} for every receiver at once: consecutive receivers share the work.
+        let expected = ordered.map { Shamir.publicShares(indices: partyIndices, commitments: $0.commitments) }
+        return try partyIndices.enumerated().map { (position, k) throws(ShareRecoveryError) -> ShareRecord in
             // Step 3, dealer by dealer (FORMATS.md §3): errors that cancel in a sum must still abort.
-            try checkSubShares(partyIndex: k, dealings: ordered)
+            try checkSubShares(partyIndex: k, dealings: ordered, expected: expected.map { $0[position] })
             var newSecret = Scalar(0, curve: plan.curve)
             for dealing in ordered { newSecret = newSecret + dealing.subShares[k]! }
             guard !newSecret.isZero else { throw ShareRecoveryError(.invalidScalar, "the new share is zero") }
@@ -185,10 +194,13 @@ public enum ResharingReceiver {
     }
 
     /// Checks g_j(k)·G == Σ_m k^m·D_{j,m} for every dealer, naming the first that fails.
-    private static func checkSubShares(partyIndex k: Int, dealings: [Dealing]) throws(ShareRecoveryError) {
+    /// `expected[j]`: dealer j's Σ_m k^m·D_{j,m} when already evaluated.
+    private static func checkSubShares(partyIndex k: Int, dealings: [Dealing], expected: [Point?]) throws(ShareRecoveryError) {
         // The dealers before the first one that sent k nothing, in Q's order.
         let sent = dealings.prefix { $0.subShares[k] != nil }
-        let claims = sent.map { SubShareClaim(subShare: $0.subShares[k]!, commitments: $0.commitments) }
+        let claims = sent.enumerated().map { position, dealing in
+            SubShareClaim(subShare: dealing.subShares[k]!, commitments: dealing.commitments, expected: expected[position])
+        }
         if let position = FeldmanBatch.firstFailure(index: k, claims: claims) {
             throw ShareRecoveryError(
                 .subShareCheckFailed, "dealer \(sent[position].dealerIndex)'s sub-share for party \(k) does not match its commitments")
