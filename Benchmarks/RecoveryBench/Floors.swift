@@ -89,11 +89,17 @@ enum OperationCounts {
     }
 
     /// One dealer j of Q whose record already knows X_j: t' commitments, D_{j,0} = λ_j·X_j when λ_j
-    /// is a small integer.
+    /// is a small integer. The plan's own index (1 here) takes it from the plan (``planSetup``).
     static func dealer(_ j: Int, dealers: [Int], newThreshold: Int, naive: Bool = false) -> PrimitiveCosts.Count {
         let (a, b) = lagrange(j, dealers)
         if naive || b != 1 || a.magnitude >= 32 { return PrimitiveCosts.Count(generatorMultiply: newThreshold) }
-        return PrimitiveCosts.Count(generatorMultiply: newThreshold - 1) + smallMultiple(a)
+        return PrimitiveCosts.Count(generatorMultiply: newThreshold - 1) + (j == 1 ? PrimitiveCosts.Count() : smallMultiple(a))
+    }
+
+    /// The plan computes λ_1·X_1 once for the user's own dealing and its dealer check.
+    static func planSetup(dealers: [Int], naive: Bool) -> PrimitiveCosts.Count {
+        let (a, b) = lagrange(1, dealers)
+        return naive || b != 1 || a.magnitude >= 32 ? PrimitiveCosts.Count() : smallMultiple(a)
     }
 
     /// Step 2 once per process. `knownPublicShare`: the index whose X_j the plan's old record knows.
@@ -106,8 +112,10 @@ enum OperationCounts {
             }
             // The last dealer: Σ_j D_{j,0} == Y, which is A'_0, counted with the new commitments.
             if j == dealers.last { break }
-            if j != knownPublicShare { count = count + feldman(index: j, threshold: threshold) }
             let (a, b) = lagrange(j, dealers)
+            // The plan's own integer λ_j·X_j is compared as computed at plan setup.
+            if j == knownPublicShare, b == 1, a.magnitude < 32 { continue }
+            if j != knownPublicShare { count = count + feldman(index: j, threshold: threshold) }
             count = count + (a.magnitude < 32 && b < 32 ? smallMultiple(a) + smallMultiple(b) : PrimitiveCosts.Count(pointMultiply: 1))
         }
         return count
@@ -147,13 +155,14 @@ enum OperationCounts {
         for custodian in 2...t {
             count = count + PrimitiveCosts.Count(generatorMultiply: 1, open: 1) + feldman(index: custodian, threshold: t)
         }
-        count = count + dealing(threshold: t, newThreshold: t, naive: naive)
+        count = count + planSetup(dealers: Array(1...t), naive: naive) + dealing(threshold: t, newThreshold: t, naive: naive)
         return count + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n), naive: naive)
     }
 
     /// A full backup: t dealers, n receivers, one AEAD seal, n−1 sealed boxes.
     static func backup(threshold t: Int, parties n: Int, naive: Bool = false) -> PrimitiveCosts.Count {
-        PrimitiveCosts.Count(aead: 1, hkdf: 1, seal: n - 1) + dealing(threshold: t, newThreshold: t, naive: naive)
+        PrimitiveCosts.Count(aead: 1, hkdf: 1, seal: n - 1) + planSetup(dealers: Array(1...t), naive: naive)
+            + dealing(threshold: t, newThreshold: t, naive: naive)
             + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n), naive: naive)
     }
 }

@@ -21,6 +21,9 @@ public struct ResharingPlan: Sendable, Equatable {
     /// λ_j^Q as a fraction of small integers, where the products fit (FORMATS.md §3 steps 1–2 by
     /// additions instead of k·P).
     private let lagrangeFractions: [Int: LagrangeFraction]
+    /// λ_j·X_j for the old record's own index j when λ_j is a small integer: what that dealer
+    /// publishes as D_{j,0} and what the dealer check compares it with, computed once per plan.
+    let ownConstantCommitment: Point?
 
     /// Creates a plan and checks it.
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a bad Q, t', n' or a reused setId.
@@ -65,6 +68,10 @@ public struct ResharingPlan: Sendable, Equatable {
         }
         lagrangeCoefficients = coefficients
         lagrangeFractions = fractions
+        let own = fractions[oldSet.partyIndex].flatMap { $0.isSmall && $0.denominator == 1 ? $0.numerator : nil }
+        ownConstantCommitment = own.flatMap { numerator in
+            (try? oldSet.publicShare).flatMap { try? LagrangeFraction.multiple($0, by: numerator) }
+        }
     }
 
     var curve: Curve { oldSet.curve }
@@ -137,7 +144,10 @@ public enum ResharingDealer {
             guard let fraction = plan.smallLagrangeFraction(share.partyIndex), fraction.denominator == 1 else {
                 return try polynomial.commitments()
             }
-            let constant = try LagrangeFraction.multiple(try share.publicShare, by: fraction.numerator)
+            let constant =
+                if share.partyIndex == plan.oldSet.partyIndex, let own = plan.ownConstantCommitment { own } else {
+                    try LagrangeFraction.multiple(try share.publicShare, by: fraction.numerator)
+                }
             return try [constant] + higherCoefficients.map { try Point(generatorTimes: $0) }
         }
         var subShares: [Int: Scalar] = [:]
@@ -175,8 +185,8 @@ public enum ResharingReceiver {
         else {
             throw ShareRecoveryError(.invalidParameters, "parties \(partyIndices) are not distinct members of the new set")
         }
-        let ordered = try checkedDealings(plan: plan, dealings: dealings)
-        let newCommitments = try combinedCommitments(plan: plan, dealings: ordered)
+        let (ordered, constantSum) = try checkedDealings(plan: plan, dealings: dealings)
+        let newCommitments = try combinedCommitments(plan: plan, dealings: ordered, constantSum: constantSum)
         // Σ_m k^m·D_{j,m} for every receiver at once: consecutive receivers share the work.
         let expected = ordered.map { Shamir.publicShares(indices: partyIndices, commitments: $0.commitments) }
         return try partyIndices.enumerated().map { (position, k) throws(ShareRecoveryError) -> ShareRecord in
@@ -213,11 +223,17 @@ public enum ResharingReceiver {
     /// The new set's commitments A'_m = Σ_j D_{j,m}, after every dealer check and A'_0 == Y.
     /// - Throws: As ``receive(partyIndex:plan:dealings:)``, without the sub-share checks.
     public static func newCommitments(plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError) -> [Point] {
-        try combinedCommitments(plan: plan, dealings: try checkedDealings(plan: plan, dealings: dealings))
+        let (ordered, constantSum) = try checkedDealings(plan: plan, dealings: dealings)
+        return try combinedCommitments(plan: plan, dealings: ordered, constantSum: constantSum)
     }
 
     /// Step 2 for every dealer, in Q's order: one dealing each, t' commitments, D_{j,0} == λ_j·X_j.
-    private static func checkedDealings(plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError) -> [Dealing] {
+    /// The last dealer of Q is checked as Σ_j D_{j,0} == Y: Σ_{j∈Q} λ_j·X_j = A_0 = Y for any
+    /// commitments (|Q| = t), so with the others equal to λ_j·X_j the sum holds exactly when the last
+    /// one does; that sum is A'_0, returned for step 4 (docs/performance.md).
+    private static func checkedDealings(plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError)
+        -> (dealings: [Dealing], constantSum: Point)
+    {
         var byDealer: [Int: Dealing] = [:]
         for dealing in dealings {
             guard plan.dealers.contains(dealing.dealerIndex), byDealer[dealing.dealerIndex] == nil else {
@@ -235,29 +251,28 @@ public enum ResharingReceiver {
                 throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j) sent \(dealing.commitments.count) commitments, expected \(plan.newThreshold)")
             }
             checked.append(dealing)
-            guard try dealtItsShare(dealing, plan: plan, earlier: checked.dropLast()) else {
-                throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j)'s constant term is not λ_j·X_j")
+            if j == plan.dealers.last {
+                // The identity sum is not Y, which is a valid point.
+                if let sum = try? Point.sum(checked.map { $0.commitments[0] }), sum == plan.oldSet.publicKey {
+                    return (checked, sum)
+                }
+                // Only on failure: an identity X_j (crafted old commitments) keeps its own error, as before.
+                _ = try mappingCryptoErrors { try Shamir.publicShare(index: j, commitments: plan.oldSet.commitments) }
+            } else if try dealtItsShare(dealing, plan: plan) {
+                continue
             }
+            throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j)'s constant term is not λ_j·X_j")
         }
-        return checked
+        // Q is never empty (t ≥ 2), so the loop returned or threw at its last dealer.
+        throw ShareRecoveryError(.invalidParameters, "the plan has no dealers")
     }
 
-    /// D_{j,0} == λ_j·X_j for one dealer, every earlier dealer of Q having passed. The last dealer is
-    /// checked as Σ_j D_{j,0} == Y: Σ_{j∈Q} λ_j·X_j = A_0 = Y for any commitments (|Q| = t), so with
-    /// the others equal to λ_j·X_j the sum holds exactly when the last one does, and the sum A'_0
-    /// is needed anyway. Small fractions λ_j = a/b are checked as b·D_{j,0} == a·X_j by additions.
-    private static func dealtItsShare(_ dealing: Dealing, plan: ResharingPlan, earlier: ArraySlice<Dealing>)
-        throws(ShareRecoveryError) -> Bool
-    {
+    /// D_{j,0} == λ_j·X_j for a dealer other than the last; small fractions λ_j = a/b are checked
+    /// as b·D_{j,0} == a·X_j by additions instead of a k·P.
+    private static func dealtItsShare(_ dealing: Dealing, plan: ResharingPlan) throws(ShareRecoveryError) -> Bool {
         let j = dealing.dealerIndex
         let constant = dealing.commitments[0]
-        if j == plan.dealers.last, earlier.count == plan.dealers.count - 1 {
-            // The identity sum is not Y, which is a valid point.
-            if (try? Point.sum(earlier.map { $0.commitments[0] } + [constant])) == plan.oldSet.publicKey { return true }
-            // Only on failure: an identity X_j (crafted old commitments) keeps its own error, as before.
-            _ = try mappingCryptoErrors { try Shamir.publicShare(index: j, commitments: plan.oldSet.commitments) }
-            return false
-        }
+        if j == plan.oldSet.partyIndex, let expected = plan.ownConstantCommitment { return constant == expected }
         let oldPublicShare: Point =
             if j == plan.oldSet.partyIndex { try plan.oldSet.publicShare } else {
                 try mappingCryptoErrors { try Shamir.publicShare(index: j, commitments: plan.oldSet.commitments) }
@@ -271,8 +286,12 @@ public enum ResharingReceiver {
         }
     }
 
-    private static func combinedCommitments(plan: ResharingPlan, dealings: [Dealing]) throws(ShareRecoveryError) -> [Point] {
+    /// `constantSum`: A'_0, already summed by the last dealer's check.
+    private static func combinedCommitments(plan: ResharingPlan, dealings: [Dealing], constantSum: Point) throws(ShareRecoveryError)
+        -> [Point]
+    {
         let commitments = try (0..<plan.newThreshold).map { (m) throws(ShareRecoveryError) -> Point in
+            if m == 0 { return constantSum }
             do {
                 return try Point.sum(dealings.map { $0.commitments[m] })
             } catch {
