@@ -151,9 +151,13 @@ enum OperationCounts {
     static func offlineRecovery(threshold t: Int, parties n: Int, argon: Bool, naive: Bool = false) -> PrimitiveCosts.Count {
         var count = PrimitiveCosts.Count(aead: 1, hkdf: argon ? 0 : 1)
         count = count + recordParse(index: 1, threshold: t)
-        // Custodian candidates: their commitments equal the user's, so only unseal, x_j·G and X_j.
+        // Custodian candidates: their commitments equal the user's, so only unseal, x_j·G and X_j
+        // (for t = 2 stepped from the user's X_1: X_j = X_1 + (j − 1)·A_1).
         for custodian in 2...t {
-            count = count + PrimitiveCosts.Count(generatorMultiply: 1, open: 1) + feldman(index: custodian, threshold: t)
+            let publicShare =
+                !naive && t == 2
+                ? smallMultiple(custodian - 1) + PrimitiveCosts.Count(add: 1) : feldman(index: custodian, threshold: t)
+            count = count + PrimitiveCosts.Count(generatorMultiply: 1, open: 1) + publicShare
         }
         count = count + planSetup(dealers: Array(1...t), naive: naive) + dealing(threshold: t, newThreshold: t, naive: naive)
         return count + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n), naive: naive)

@@ -143,14 +143,16 @@ public struct CustodianBackupShare: Sendable, Equatable {
     /// - Throws: ``ShareRecoveryError``: `unsealFailed`, the record codes for a bad record,
     ///   `tamperedShare` when it disagrees with the JSON or is not a backup share.
     public func open(with keyPair: SealingKeyPair) throws(ShareRecoveryError) -> ShareRecord {
-        try open(with: keyPair, knownCommitments: [])
+        try open(with: keyPair, known: nil)
     }
 
-    /// Opens with commitments already validated elsewhere (selection: the user share's, which the
-    /// JSON's must equal byte for byte), so they are not validated twice.
-    func open(with keyPair: SealingKeyPair, knownCommitments: [Point]) throws(ShareRecoveryError) -> ShareRecord {
+    /// Opens beside a record validated elsewhere (selection: the user share, whose commitments the
+    /// JSON's must equal byte for byte), so its commitments are not validated twice and X_i can be
+    /// reached from its X_u.
+    func open(with keyPair: SealingKeyPair, known: ShareRecord?) throws(ShareRecoveryError) -> ShareRecord {
         let binary = try mappingCryptoErrors { try SealedBox.open(sealedShare, with: keyPair) }
-        let record = try ShareRecord(binary: binary, knownCommitments: knownCommitments)
+        let record: ShareRecord
+        if let known { record = try ShareRecord(binary: binary, known: known) } else { record = try ShareRecord(binary: binary) }
         guard record.kind == .backup else { throw ShareRecoveryError(.tamperedShare, "the sealed record is not a backup share") }
         guard record.walletId == walletId, record.curve == curve, record.setId == setId,
             record.generation == generation, record.threshold == threshold, record.parties == parties,

@@ -14,13 +14,14 @@ extension ShareRecord {
     /// - Throws: ``ShareRecoveryError`` with `malformedRecord`, `unsupportedVersion`, `invalidParameters`,
     ///   `invalidScalar`, `invalidPoint` or `invalidShare`.
     public init(binary: SecureBytes) throws(ShareRecoveryError) {
-        try self.init(binary: binary, knownCommitments: [])
+        try self.init(binary: binary, known: nil, reproducing: nil)
     }
 
-    /// Parses like ``init(binary:)``; commitments whose bytes equal an already validated point in
-    /// `knownCommitments` reuse it instead of being validated again. Every other check still runs.
-    init(binary: SecureBytes, knownCommitments: [Point]) throws(ShareRecoveryError) {
-        try self.init(binary: binary, knownCommitments: knownCommitments, reproducing: nil)
+    /// Parses like ``init(binary:)``; commitments whose bytes equal an already validated point of
+    /// `known` reuse it instead of being validated again, and X_i may be reached from `known`'s
+    /// public share (``publicShare(steppingFrom:)``). Every other check still runs.
+    init(binary: SecureBytes, known: ShareRecord) throws(ShareRecoveryError) {
+        try self.init(binary: binary, known: known, reproducing: nil)
     }
 
     /// Parses the binary form of a share this process has just made from checked pieces (a resharing
@@ -29,12 +30,11 @@ extension ShareRecord {
     /// `original` (§3 step 5 follows from step 3), so it is not computed a second time.
     /// - Throws: As ``init(binary:)``, and `invalidShare` when the bytes describe another share.
     init(binary: SecureBytes, reproducing original: ShareRecord) throws(ShareRecoveryError) {
-        try self.init(binary: binary, knownCommitments: original.commitments, reproducing: original)
+        try self.init(binary: binary, known: original, reproducing: original)
     }
 
-    private init(binary: SecureBytes, knownCommitments: [Point], reproducing original: ShareRecord?)
-        throws(ShareRecoveryError)
-    {
+    private init(binary: SecureBytes, known: ShareRecord?, reproducing original: ShareRecord?) throws(ShareRecoveryError) {
+        let knownCommitments = known?.commitments ?? []
         let parsed: ShareRecord = try binary.withUnsafeBytes { (bytes) throws(ShareRecoveryError) -> ShareRecord in
             guard bytes.count >= ShareRecord.fixedHeaderCount, Array(bytes[0..<4]) == ShareRecord.magic else {
                 throw ShareRecoveryError(.malformedRecord, bytes.count < 4 ? "truncated record" : "bad magic or truncated record")
@@ -83,7 +83,7 @@ extension ShareRecord {
             guard let original else {
                 return try ShareRecord(
                     walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: index,
-                    generation: generation, setId: setId, secret: secret, commitments: commitments)
+                    generation: generation, setId: setId, secret: secret, commitments: commitments, steppingFrom: known)
             }
             guard walletId == original.walletId, curve == original.curve, kind == original.kind,
                 threshold == original.threshold, parties == original.parties, index == original.partyIndex,

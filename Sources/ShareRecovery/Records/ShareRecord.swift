@@ -93,6 +93,17 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         walletId: String, curve: Curve, kind: SetKind, threshold: Int, parties: Int, partyIndex: Int,
         generation: UInt32, setId: SetID, secret: Scalar?, commitments: [Point]
     ) throws(ShareRecoveryError) {
+        try self.init(
+            walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: partyIndex,
+            generation: generation, setId: setId, secret: secret, commitments: commitments, steppingFrom: nil)
+    }
+
+    /// As the public initializer; `neighbour`, a record of the same commitments that knows its
+    /// public share, lets X_i be reached from it (``publicShare(steppingFrom:)``). Every check runs.
+    init(
+        walletId: String, curve: Curve, kind: SetKind, threshold: Int, parties: Int, partyIndex: Int,
+        generation: UInt32, setId: SetID, secret: Scalar?, commitments: [Point], steppingFrom neighbour: ShareRecord?
+    ) throws(ShareRecoveryError) {
         try ShareRecord.checkRanges(
             walletIdCount: walletId.utf8.count, threshold: threshold, parties: parties, partyIndex: partyIndex)
         guard commitments.count == threshold else {
@@ -113,7 +124,7 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         self.commitments = commitments
         if let secret {
             guard !secret.isZero else { throw ShareRecoveryError(.invalidScalar, "the secret share is zero") }
-            let expected = try publicShare
+            let expected = try publicShare(steppingFrom: neighbour)
             let actual = try mappingCryptoErrors { try Point(generatorTimes: secret) }
             guard actual == expected else {
                 throw ShareRecoveryError(.invalidShare, "x_i·G ≠ X_i for party \(partyIndex)")
@@ -159,6 +170,19 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         get throws(ShareRecoveryError) {
             if let knownPublicShare { return knownPublicShare }
             return try mappingCryptoErrors { try Shamir.publicShare(index: partyIndex, commitments: commitments) }
+        }
+    }
+
+    /// X_i, reached from a record u of the same commitments that knows X_u when t = 2:
+    /// X_i = X_u + (i − u)·A_1, one addition for neighbours (the custodian's share beside the user's),
+    /// where Horner's rule costs a doubling more. Exactly X_i, identity included (then `invalidPoint`).
+    func publicShare(steppingFrom neighbour: ShareRecord?) throws(ShareRecoveryError) -> Point {
+        guard let neighbour, let known = neighbour.knownPublicShare, threshold == 2, neighbour.commitments == commitments,
+            (neighbour.partyIndex - partyIndex).magnitude < LagrangeFraction.smallLimit
+        else { return try publicShare }
+        if neighbour.partyIndex == partyIndex { return known }
+        return try mappingCryptoErrors {
+            try known + (try LagrangeFraction.multiple(commitments[1], by: partyIndex - neighbour.partyIndex))
         }
     }
 

@@ -116,7 +116,7 @@ public struct CustodianShareSelector: Sendable {
                 continue
             }
             do {
-                chosen[share.partyIndex] = try share.open(with: custodianKey, knownCommitments: userShare.commitments)
+                chosen[share.partyIndex] = try share.open(with: custodianKey, known: userShare)
                 reports[position] = CandidateReport(position: position, partyIndex: share.partyIndex, verdict: .selected)
             } catch {
                 reports[position] = CandidateReport(
