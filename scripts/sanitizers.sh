@@ -36,6 +36,9 @@ run() {
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
+# The SIGKILL trials of `store recover` (RecoverKillCLITests) start three sanitized processes per
+# trial; 20 trials find what a sanitizer can, and the plain run keeps its 200.
+export SHARE_RECOVERY_KILL_TRIALS=${SHARE_RECOVERY_KILL_TRIALS:-20}
 
 if [ $# -eq 0 ]; then set -- address thread; fi
 for sanitizer in "$@"; do

@@ -12,7 +12,8 @@ import Testing
 /// up to 20 ms, so every phase is cut: before the session, while the custodian deals, finishes,
 /// confirms, and around the promotion): after each kill, `store resume` settles what was cut off, and the device's current
 /// share still signs with the server's custodian, so device and custodian are on the same
-/// generation; at the end the wallet recovers again. 200 trials under CI (`CI=true`), 40 otherwise;
+/// generation; at the end the wallet recovers again. 200 trials under CI (`CI=true`), 40 otherwise,
+/// SHARE_RECOVERY_KILL_TRIALS when set (the sanitizer passes run 20);
 /// the seed of the kill moments is printed so a failure can be replayed (SHARE_RECOVERY_KILL_SEED).
 @Suite("store recover killed at random moments", .serialized)
 struct RecoverKillCLITests {
@@ -31,7 +32,9 @@ struct RecoverKillCLITests {
     @Test(.timeLimit(.minutes(10)))
     func killedRecoveriesEndOnOneGeneration() throws {
         let environment = ProcessInfo.processInfo.environment
-        let trials = environment["CI"] == "true" ? 200 : 40
+        // SHARE_RECOVERY_KILL_TRIALS overrides: the sanitizer passes look for memory and thread errors
+        // in a few trials, where every process runs several times slower (scripts/sanitizers.sh).
+        let trials = environment["SHARE_RECOVERY_KILL_TRIALS"].flatMap { Int($0) } ?? (environment["CI"] == "true" ? 200 : 40)
         let seed = environment["SHARE_RECOVERY_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         var moments = Moments(state: seed)
 
