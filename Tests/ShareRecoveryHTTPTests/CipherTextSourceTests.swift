@@ -15,7 +15,8 @@ struct CipherTextSourceTests {
 
     /// One way the server can fail.
     enum Failure: String, CaseIterable, CustomTestStringConvertible {
-        case notFound, badRequest, unauthorized, unauthorizedClaimingALocalCode, alwaysFailing, hang, stallMidBody, malformedJSON, wrongShape, oversize
+        case notFound, badRequest, unauthorized, unauthorizedClaimingALocalCode, alwaysFailing, failingInternally, hang
+        case stallMidBody, malformedJSON, wrongShape, oversize
 
         var testDescription: String { rawValue }
 
@@ -25,13 +26,14 @@ struct CipherTextSourceTests {
             case .notFound: "engine.notFound"
             case .unauthorized: "transport.unauthorized"
             case .badRequest, .unauthorizedClaimingALocalCode: "transport.requestRejected"
-            case .alwaysFailing: "transport.unavailable"
+            case .alwaysFailing, .failingInternally: "transport.unavailable"
             case .hang, .stallMidBody: "transport.timedOut"
             case .malformedJSON, .wrongShape, .oversize: "engine.malformedInput"
             }
         }
 
-        /// Requests the server must have seen: only 5xx (and connection failures) are retried.
+        /// Requests the server must have seen: only lost answers (502, 503, 504, connection failures)
+        /// are retried; a 500 is the server failing on this request, which it would again.
         var expectedHits: Int { self == .alwaysFailing ? 3 : 1 }
 
         func respond() async throws -> Response {
@@ -40,7 +42,8 @@ struct CipherTextSourceTests {
             case .badRequest: return TestServer.error(.badRequest, code: "invalidBackupMethod")
             case .unauthorized: return TestServer.error(.unauthorized, code: "unauthorized")
             case .unauthorizedClaimingALocalCode: return TestServer.error(.unauthorized, code: "malformedInput")
-            case .alwaysFailing: return TestServer.error(.internalServerError, code: "internal")
+            case .alwaysFailing: return TestServer.error(.serviceUnavailable, code: "unavailable")
+            case .failingInternally: return TestServer.error(.internalServerError, code: "internal")
             case .hang:
                 try await Task.sleep(for: .seconds(5))
                 return TestServer.json("{\"cipherText\":\"\"}")

@@ -33,11 +33,12 @@ struct CustodianFaultTests {
 
     /// How it fails.
     enum Failure: String, Sendable, CaseIterable {
-        case unreachable, slow, serverError, malformedJSON
+        /// `serverError` is a 503 (a lost answer, retried), `internalError` a 500 (not retried).
+        case unreachable, slow, serverError, internalError, malformedJSON
 
         var code: String {
             switch self {
-            case .unreachable, .serverError: "transport.unavailable"
+            case .unreachable, .serverError, .internalError: "transport.unavailable"
             case .slow: "transport.timedOut"
             case .malformedJSON: "engine.malformedInput"
             }
@@ -54,7 +55,7 @@ struct CustodianFaultTests {
     /// read, so malformed JSON there is no failure.
     static let cases: [Case] =
         [Case(step: .open, failure: .unreachable)]
-        + Step.allCases.flatMap { step in [Failure.slow, .serverError].map { Case(step: step, failure: $0) } }
+        + Step.allCases.flatMap { step in [Failure.slow, .serverError, .internalError].map { Case(step: step, failure: $0) } }
         + [Case(step: .open, failure: .malformedJSON), Case(step: .finish, failure: .malformedJSON)]
 
     /// Answers the failing step's requests badly, once armed, and passes everything else to the fake backend.
@@ -72,8 +73,10 @@ struct CustodianFaultTests {
             guard armed.isOn, step.matches(request) else { return try await next(request, context) }
             hits.hit()
             switch failure {
-            case .unreachable, .serverError:
+            case .unreachable, .internalError:
                 return TestServer.error(.internalServerError, code: "internal")
+            case .serverError:
+                return TestServer.error(.serviceUnavailable, code: "unavailable")
             case .slow:
                 // Twice the recovery's deadline, and the call never reaches the custodian.
                 try await Task.sleep(for: .seconds(4))
@@ -196,7 +199,8 @@ struct CustodianFaultTests {
             }
             #expect(errorName(error) == testCase.failure.code, "\(String(describing: error))")
             if testCase.failure == .slow { #expect(errorReason(error).contains("timed out"), "\(String(describing: error))") }
-            if testCase.failure == .serverError { #expect(hits.value == 3, "5xx is retried up to the attempt limit") }
+            if testCase.failure == .serverError { #expect(hits.value == 3, "a 503 is retried up to the attempt limit") }
+            if testCase.failure == .internalError { #expect(hits.value == 1, "a 500 is not retried") }
             #expect(!log.all.contains(.done))
             if testCase.step != .confirm { #expect(!log.all.contains(.storingShare), "\(log.all)") }
 

@@ -32,7 +32,7 @@ extension RecoveryEngine {
     ///   changed and the next call asks again.
     @discardableResult
     public func resumeInterruptedOperation() async throws -> ResumeOutcome {
-        try await SingleFlight.run(store: configuration.shareStore, operation: "resume") { try await performResume() }
+        try await operation("resume") { try await performResume() }
     }
 
     @discardableResult

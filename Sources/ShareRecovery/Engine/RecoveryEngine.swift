@@ -78,7 +78,7 @@ public struct RecoveryEngine: Sendable {
     package func backup(
         method: BackupMethod, keyId: String, secret: (ShareRecord) throws -> BackupSecret
     ) async throws -> (cipherText: CipherText, userShare: ShareRecord) {
-        try await SingleFlight.run(store: configuration.shareStore, operation: "backup") {
+        try await operation("backup") {
             try await performResume()
             return try await performBackup(method: method, keyId: keyId, secret: secret)
         }
@@ -141,7 +141,7 @@ public struct RecoveryEngine: Sendable {
         method: BackupMethod, cipherText: String? = nil, secret: BackupSecret,
         progress: @Sendable (RecoveryStatus) -> Void = { _ in }
     ) async throws -> ShareRecord {
-        try await SingleFlight.run(store: configuration.shareStore, operation: "recovery") {
+        try await operation("recovery") {
             try await performResume()
             return try await performRecovery(method: method, cipherText: cipherText, secret: secret, progress: progress)
         }
@@ -187,6 +187,32 @@ public struct RecoveryEngine: Sendable {
         if method.isOneTime { try? await deleteMethodData(method) }
         progress(.done)
         return verified
+    }
+
+    /// The same recovery, told as ``RecoveryEvent``s: every §8 status with its step of eight, the
+    /// elapsed time and the request id, each retry of a network call with its attempt number, and on
+    /// failure one `failed` event saying whether trying again may help and what to do.
+    /// - Parameters:
+    ///   - method: The backup method.
+    ///   - cipherText: The cipherText text, or `nil`/empty to fetch it from the configured source.
+    ///   - secret: The secret for the method.
+    ///   - events: Told every event, in order.
+    /// - Returns: The new signing share (stored and current when this returns).
+    /// - Throws: As ``recover(method:cipherText:secret:progress:)``, after the `failed` event.
+    @discardableResult
+    public func recover(
+        method: BackupMethod, cipherText: String? = nil, secret: BackupSecret,
+        events: @escaping @Sendable (RecoveryEvent) -> Void
+    ) async throws -> ShareRecord {
+        let tracker = RecoveryEventTracker(requestId: OperationContext.current?.requestId ?? OperationContext.newRequestId(), emit: events)
+        do {
+            return try await OperationContext.$current.withValue(tracker.context) {
+                try await recover(method: method, cipherText: cipherText, secret: secret, progress: tracker.status)
+            }
+        } catch {
+            tracker.failed(error)
+            throw error
+        }
     }
 
     /// The same recovery as an asynchronous stream of statuses; the stream ends after `done` or
@@ -236,7 +262,7 @@ public struct RecoveryEngine: Sendable {
     ///   ``ShareRecoveryError/Code/invalidParameters`` when it is the last method and `force` is false,
     ///   ``ShareRecoveryError/Code/notFound`` when the method is not activated.
     public func deleteRecoveryMethod(_ method: BackupMethod, force: Bool = false) async throws {
-        try await SingleFlight.run(store: configuration.shareStore, operation: "method deletion") {
+        try await operation("method deletion") {
             try await performResume()
             try await performDeletion(method, force: force)
         }
@@ -257,6 +283,15 @@ public struct RecoveryEngine: Sendable {
     }
 
     // MARK: Shared steps
+
+    /// Runs one operation of the wallet: alone (``SingleFlight``), and under one request id that every
+    /// call it makes carries (an ``OperationContext`` the caller set is kept).
+    func operation<T>(_ name: String, _ body: () async throws -> T) async throws -> T {
+        try await SingleFlight.run(store: configuration.shareStore, operation: name) {
+            if OperationContext.current != nil { return try await body() }
+            return try await OperationContext.$current.withValue(OperationContext()) { try await body() }
+        }
+    }
 
     /// Our dealing as sent to the custodian: without our own sub-share, which never leaves the device.
     func outgoing(_ dealing: Dealing, keeping ownIndex: Int) -> Dealing {

@@ -4,11 +4,17 @@ import NIOCore
 import NIOHTTP1
 import ShareRecovery
 
-/// The one place where this module talks HTTP: a deadline per call, bounded retries with
-/// exponential backoff and jitter, a response size limit, and the mapping of every outcome to a
+/// The one place where this module talks HTTP: a deadline per call and per attempt, bounded retries
+/// with exponential backoff and jitter, a response size limit, and the mapping of every outcome to a
 /// ``TransportError`` or, where the server ran a check the engine also runs, a `ShareRecoveryError`. Every client in the module (``HTTPCipherTextSource``,
 /// ``HTTPCipherTextStore``, ``HTTPCustodianShareSource``, ``HTTPCustodianBackupSink``,
 /// ``HTTPCustodian``) sends through one of these.
+///
+/// Every request carries `X-Request-Id`: the id of the engine operation it belongs to
+/// (`OperationContext`), else a fresh one. Every mutating request (POST, PUT, DELETE) carries an
+/// `Idempotency-Key` drawn once per call and sent again with each of its retries, so a server that
+/// honours it (the reference server does) applies the call at most once and answers a repeat with
+/// the first answer. That is what makes retrying a lost answer safe.
 ///
 /// Outcomes:
 /// - 2xx: the body (at most ``Configuration/maximumResponseSize`` bytes, else `malformedInput`).
@@ -17,15 +23,23 @@ import ShareRecovery
 ///   named, the API's refusal as the ``TransportError`` of the same name (`unauthorized`,
 ///   `forbidden`, `rateLimited`, `conflict`, …; a 401/403 only ever yields a credential code), else
 ///   ``TransportError/Code/requestRejected`` with the server's code in ``TransportError/serverCode``.
-/// - 5xx and connection failures: retried up to ``Configuration/maximumAttempts`` in all, then
-///   ``TransportError/Code/unavailable``.
-/// - the deadline: ``TransportError/Code/timedOut``.
+///   The one exception is a 409 `requestInProgress`: the server is still applying an earlier attempt
+///   of this very call, so it is retried like a lost answer.
+/// - lost answers: refused, reset or closed connections, an attempt that outlives
+///   ``Configuration/attemptTimeout``, and 502, 503 and 504 are retried up to
+///   ``Configuration/maximumAttempts`` in all, then ``TransportError/Code/unavailable``. Any other 5xx
+///   is not retried (the server failed on this request and would again): `unavailable` at once.
+///   Each retry is reported to the operation's `OperationContext`.
+/// - the call's deadline: ``TransportError/Code/timedOut``.
 /// - task cancellation: `cancelled`.
 public struct HTTPTransport: Sendable, CustomStringConvertible {
     /// Timeouts, retries and limits.
     public struct Configuration: Sendable {
         /// How long one call may take in all, retries and backoff included (default 10 s).
         public var timeout: Duration
+        /// How long one attempt may wait for its whole answer before it is given up and retried
+        /// (default 5 s; never beyond what is left of ``timeout``).
+        public var attemptTimeout: Duration
         /// Attempts in all, the first included (default 3); at least 1 is made.
         public var maximumAttempts: Int
         /// The backoff before the second attempt; it doubles for each later attempt (default 200 ms).
@@ -38,15 +52,18 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
         /// Creates a configuration.
         /// - Parameters:
         ///   - timeout: How long one call may take in all, retries and backoff included.
+        ///   - attemptTimeout: How long one attempt may wait for its answer before it is retried.
         ///   - maximumAttempts: Attempts in all, the first included.
         ///   - initialBackoff: The backoff before the second attempt.
         ///   - maximumBackoff: The longest backoff between two attempts.
         ///   - maximumResponseSize: The largest response body accepted, in bytes.
         public init(
-            timeout: Duration = .seconds(10), maximumAttempts: Int = 3, initialBackoff: Duration = .milliseconds(200),
-            maximumBackoff: Duration = .seconds(2), maximumResponseSize: Int = 256 * 1024
+            timeout: Duration = .seconds(10), attemptTimeout: Duration = .seconds(5), maximumAttempts: Int = 3,
+            initialBackoff: Duration = .milliseconds(200), maximumBackoff: Duration = .seconds(2),
+            maximumResponseSize: Int = 256 * 1024
         ) {
             self.timeout = timeout
+            self.attemptTimeout = attemptTimeout
             self.maximumAttempts = maximumAttempts
             self.initialBackoff = initialBackoff
             self.maximumBackoff = maximumBackoff
@@ -89,7 +106,8 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
 
     /// The limits, for logs.
     public var description: String {
-        "HTTPTransport(timeout: \(configuration.timeout), attempts: \(configuration.maximumAttempts), "
+        "HTTPTransport(timeout: \(configuration.timeout), attemptTimeout: \(configuration.attemptTimeout), "
+            + "attempts: \(configuration.maximumAttempts), "
             + "maximumResponseSize: \(configuration.maximumResponseSize))"
     }
 
@@ -101,6 +119,13 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
     func send(_ call: HTTPCall) async throws -> HTTPReply {
         guard call.url.hasPrefix("http://") || call.url.hasPrefix("https://") else {
             throw ShareRecoveryError(.invalidParameters, "\(call.operation): the base URL must be http:// or https://")
+        }
+        var call = call
+        let operation = OperationContext.current
+        call.headers.append(.init(name: "X-Request-Id", value: operation?.requestId ?? OperationContext.newRequestId(), isSecret: false))
+        if call.method != .get {
+            // One key for the call, the same on every retry: the server applies the call once.
+            call.headers.append(.init(name: "Idempotency-Key", value: OperationContext.newRequestId(), isSecret: false))
         }
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: configuration.timeout)
@@ -118,10 +143,17 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
                 switch reply.status {
                 case 200..<300: return reply
                 case 404: throw ServerErrorMapping.notFound(call.operation, reply)
+                case 409 where ServerErrorMapping.serverCode(reply) == Self.requestInProgress:
+                    failure = "HTTP 409 (\(Self.requestInProgress))"
                 case 400..<500: throw ServerErrorMapping.rejected(call.operation, reply)
-                case 500..<600:
+                case 502, 503, 504:
                     failureStatus = reply.status
                     failure = "HTTP \(reply.status)\(ServerErrorMapping.serverCode(reply).map { " (\($0))" } ?? "")"
+                case 500..<600:
+                    throw TransportError(
+                        .unavailable,
+                        "\(call.operation) failed: HTTP \(reply.status)\(ServerErrorMapping.serverCode(reply).map { " (\($0))" } ?? "")",
+                        status: reply.status, serverCode: ServerErrorMapping.serverCode(reply))
                 default:
                     throw TransportError(
                         .requestRejected, "\(call.operation): unexpected HTTP status \(reply.status)", status: reply.status)
@@ -129,6 +161,9 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
             case .retryable(let reason):
                 logger.debug("connection failure", metadata: call.metadata(attempt: attempt, status: nil))
                 failure = reason
+            case .attemptTimedOut:
+                logger.debug("attempt timed out", metadata: call.metadata(attempt: attempt, status: nil))
+                failure = "no answer within \(configuration.attemptTimeout)"
             case .timedOut:
                 throw Self.timeout(call, after: configuration.timeout, last: nil)
             case .failed(let error):
@@ -143,6 +178,7 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
                 throw Self.timeout(call, after: configuration.timeout, last: failure)
             }
             logger.debug("retrying", metadata: call.metadata(attempt: attempt, status: nil))
+            operation?.noteRetry(.init(attempt: attempt + 1, reason: "\(call.operation): \(failure)"))
             do {
                 try await Task.sleep(for: delay)
             } catch {
@@ -164,22 +200,29 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
         return step * Double.random(in: 0.5...1.0)
     }
 
+    /// The server's code for "an earlier attempt of this call is still being applied" (409).
+    static let requestInProgress = "requestInProgress"
+
     private enum Outcome: Sendable {
         case reply(HTTPReply)
         case retryable(String)
+        /// This attempt's own time ran out; the call's deadline has not passed.
+        case attemptTimedOut
         case timedOut
         case failed(ShareRecoveryError)
     }
 
-    /// One attempt, raced against the call's deadline (the client's own deadline only covers the
-    /// response head, not the body).
+    /// One attempt, raced against its own time limit and the call's deadline (the client's own
+    /// deadline only covers the response head, not the body).
     private func attempt(_ call: HTTPCall, deadline: ContinuousClock.Instant) async -> Outcome {
-        await withTaskGroup(of: Outcome?.self) { group in
-            group.addTask { await self.exchange(call, deadline: deadline) }
+        let attemptEnd = ContinuousClock.now.advanced(by: configuration.attemptTimeout)
+        let end = min(attemptEnd, deadline)
+        return await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask { await self.exchange(call, deadline: end) }
             group.addTask {
                 do {
-                    try await Task.sleep(until: deadline, clock: .continuous)
-                    return .timedOut
+                    try await Task.sleep(until: end, clock: .continuous)
+                    return end < deadline ? .attemptTimedOut : .timedOut
                 } catch {
                     return nil
                 }
@@ -230,7 +273,8 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
     private func classify(_ error: any Error, call: HTTPCall) -> Outcome {
         if let error = error as? ShareRecoveryError { return .failed(error) }
         if let error = error as? HTTPClientError {
-            if error == .deadlineExceeded { return .timedOut }
+            // The client's deadline is this attempt's end: the call's own deadline is the timer's.
+            if error == .deadlineExceeded { return .retryable("no answer within \(configuration.attemptTimeout)") }
             if error == .cancelled {
                 return .failed(ShareRecoveryError(.cancelled, "\(call.operation) was cancelled"))
             }

@@ -1,3 +1,5 @@
+public import ShareRecovery
+
 /// Why a call over HTTP failed, in this module's own words: the API refused it, or the server could
 /// not be reached in time. The engine knows nothing of HTTP, so these codes are not
 /// `ShareRecoveryError` codes; an engine call that went through one of this module's clients
@@ -24,6 +26,12 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         case conflict
         /// A request body over the server's limit (HTTP 413).
         case payloadTooLarge
+        /// The server was still applying an earlier attempt of this call after every retry (HTTP 409):
+        /// try again shortly; the call is applied once, whichever attempt gets its answer.
+        case requestInProgress
+        /// The call's `Idempotency-Key` was used for another request (HTTP 422): a client bug, as
+        /// this module draws a fresh key per call.
+        case idempotencyKeyReused
         /// Any other 4xx: the same request fails again, so it is never retried. ``TransportError/serverCode``
         /// holds the server's own code, if it sent one.
         case requestRejected
@@ -54,9 +62,27 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// Whether trying the same call again later may succeed without changing it.
-    public var isTransient: Bool { [.unavailable, .timedOut, .rateLimited].contains(code) }
+    public var isTransient: Bool { [.unavailable, .timedOut, .rateLimited, .requestInProgress].contains(code) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
 
     public var description: String { "\(code.rawValue): \(reason)" }
+}
+
+extension TransportError: ActionableError {
+    public var codeName: String { code.rawValue }
+
+    /// ``isTransient``: a server that could not be reached, did not answer in time, or asked to slow down.
+    public var isRetryable: Bool { isTransient }
+
+    public var hint: String {
+        switch code {
+        case .unavailable, .timedOut: "The server could not be reached; check the connection and try again."
+        case .requestInProgress: "The server is still finishing this request; try again in a moment."
+        case .rateLimited: "Too many attempts; wait a few minutes, then try again."
+        case .unauthorized, .forbidden, .flowEnded, .wrongCode: "Verify your identity again (a new one-time code), then retry."
+        case .conflict: "The request does not fit the account's current state; reload and try again."
+        case .payloadTooLarge, .requestRejected, .tokenProviderFailed, .idempotencyKeyReused: "The server refused the request; report this with the request id."
+        }
+    }
 }

@@ -177,6 +177,9 @@ struct DerivedKeys: Sendable {
     let token: SecureBytes
     /// HMAC-SHA256 key for one-time code hashes.
     let otp: SecureBytes
+    /// HMAC-SHA256 key for the scopes and fingerprints of idempotency keys (a request body may hold a
+    /// one-time code, so its fingerprint must not be an unkeyed hash).
+    let idempotency: SecureBytes
 
     init(masterKey: SecureBytes) throws(ServerStartError) {
         func derive(_ label: String) throws(ServerStartError) -> SecureBytes {
@@ -192,5 +195,6 @@ struct DerivedKeys: Sendable {
         atRest = try derive("at-rest")
         token = try derive("token")
         otp = try derive("otp")
+        idempotency = try derive("idempotency")
     }
 }

@@ -119,6 +119,13 @@ public struct ServerConfiguration: Sendable {
     /// its staged share is the current one (`DELETE` answers 409). After that, `DELETE` answers 404
     /// and the device discards its staged share; it can still recover again from its backup.
     public var confirmedSessionRetentionSeconds: Int
+    /// How long the answer to a request with an `Idempotency-Key` that changed something is kept, in
+    /// seconds (default 1 day): a repeat within it gets the same answer and changes nothing again.
+    public var idempotencyRetentionSeconds: Int
+    /// How long a request holds its `Idempotency-Key` before another request with the same key may
+    /// take it over (default 60 s): the first is presumed dead, and its change, if it still tries to
+    /// commit one, is refused.
+    public var idempotencyLeaseSeconds: Int
     /// Timeout of calls to the integrator's fetch webhook, in seconds.
     public var webhookTimeoutSeconds: Int
     /// Largest accepted request body in bytes (413 beyond).
@@ -163,6 +170,8 @@ public struct ServerConfiguration: Sendable {
         self.sessionLifetimeSeconds = sessionLifetimeSeconds
         self.webhookTimeoutSeconds = 10
         self.confirmedSessionRetentionSeconds = 30 * 86_400
+        self.idempotencyRetentionSeconds = 86_400
+        self.idempotencyLeaseSeconds = 60
         self.maximumBodySize = Self.defaultMaximumBodySize
         self.rateLimits = rateLimits
         self.logger = logger

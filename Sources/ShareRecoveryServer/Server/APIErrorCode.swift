@@ -32,6 +32,10 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let rateLimited = APIErrorCode(name: "rateLimited")
     /// A request body over the size limit (HTTP 413).
     public static let payloadTooLarge = APIErrorCode(name: "payloadTooLarge")
+    /// An `Idempotency-Key` already used for another request (another method, path or body) (HTTP 422).
+    public static let idempotencyKeyReused = APIErrorCode(name: "idempotencyKeyReused")
+    /// The first request with this `Idempotency-Key` is still being applied: retry shortly (HTTP 409).
+    public static let requestInProgress = APIErrorCode(name: "requestInProgress")
     /// A service the server depends on failed: the OTP gateway or the integrator's webhook (HTTP 502).
     public static let sourceFailure = APIErrorCode(name: "sourceFailure")
     /// A failure on the server's side; the message is generic and details go to the log (HTTP 500).
@@ -39,8 +43,8 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
 
     /// The server's own codes, beside the engine's (for documentation and tests).
     public static let serverCodes: [APIErrorCode] = [
-        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .payloadTooLarge, .sourceFailure,
-        .internalError,
+        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .payloadTooLarge, .idempotencyKeyReused,
+        .requestInProgress, .sourceFailure, .internalError,
     ]
 
     public var description: String { name }

@@ -18,15 +18,26 @@ struct ErrorMiddleware: RouterMiddleware {
         var response: Response
         do {
             response = try await next(request, context)
-        } catch let error as HTTPParserError {
-            // Malformed HTTP: Hummingbird answers and closes the connection itself.
+        } catch {
+            response = try Self.response(for: error, path: request.uri.path, logger: logger)
+        }
+        // Tokens, codes and shares pass through here: nothing may be cached.
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    /// The answer for an error a route threw (shared with ``IdempotencyMiddleware``, which keeps that
+    /// answer). Malformed HTTP is rethrown: Hummingbird answers and closes the connection itself.
+    static func response(for error: any Error, path: String, logger: Logger) throws -> Response {
+        switch error {
+        case let error as HTTPParserError:
             throw error
-        } catch let error as APIError {
+        case let error as APIError:
             if error.status.code >= 500 {
-                logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+                logger.error("request failed", metadata: ["path": "\(path)", "error": "\(error)"])
             }
-            response = JSONResponse.error(error)
-        } catch let error as any HTTPResponseError {
+            return JSONResponse.error(error)
+        case let error as any HTTPResponseError:
             let code: APIErrorCode =
                 switch error.status.code {
                 case 404: .notFound
@@ -37,17 +48,14 @@ struct ErrorMiddleware: RouterMiddleware {
                 }
             let message =
                 error.status.code == 404 || error.status.code == 405 ? "no such route" : error.status.reasonPhrase
-            response = JSONResponse.error(
+            return JSONResponse.error(
                 APIError(error.status.code >= 500 ? .internalServerError : error.status, code, message))
-        } catch {
+        default:
             logger.error(
                 "unexpected failure",
-                metadata: ["path": "\(request.uri.path)", "error": "\(String(reflecting: error))"])
-            response = JSONResponse.error(.internalError)
+                metadata: ["path": "\(path)", "error": "\(String(reflecting: error))"])
+            return JSONResponse.error(.internalError)
         }
-        // Tokens, codes and shares pass through here: nothing may be cached.
-        response.headers[.cacheControl] = "no-store"
-        return response
     }
 }
 

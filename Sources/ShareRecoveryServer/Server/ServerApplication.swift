@@ -69,6 +69,8 @@ public func makeServerApplication(
 
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: ErrorMiddleware(logger: configuration.logger))
+        // Inside the error middleware, so that it keeps the very answer the client gets.
+        router.add(middleware: IdempotencyMiddleware(state: state))
         ServerRoutes(state: state).register(on: router)
         return Application(
             router: router,

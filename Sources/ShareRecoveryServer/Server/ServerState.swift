@@ -10,6 +10,7 @@ final class ServerState: Sendable {
     let sealer: AtRestSealer
     let tokens: TokenAuthority
     let otpKey: SecureBytes
+    let idempotencyKey: SecureBytes
     let webhookSecret: SecureBytes
     let otpSender: any OTPSender
     let fetcher: BackupShareFetcher
@@ -30,6 +31,7 @@ final class ServerState: Sendable {
         sealer = AtRestSealer(key: keys.atRest)
         tokens = TokenAuthority(key: keys.token)
         otpKey = keys.otp
+        idempotencyKey = keys.idempotency
         self.webhookSecret = webhookSecret
         self.otpSender = otpSender
         fetcher = BackupShareFetcher(secret: webhookSecret, timeoutSeconds: Int64(configuration.webhookTimeoutSeconds))

@@ -115,6 +115,25 @@ enum Migrations {
             // every multi-round protocol. Sessions live minutes; any open at the upgrade are abandoned.
             "DROP TABLE recovery_sessions",
         ],
+        [
+            // Idempotency-Key claims and the answers kept under them (docs/server.md, "Idempotent requests"):
+            // scope and fingerprint are keyed hashes (never a credential or body); the answer is sealed.
+            """
+            CREATE TABLE idempotency_keys (
+                scope TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                fingerprint {blob} NOT NULL,
+                owner TEXT NOT NULL,
+                state TEXT NOT NULL,
+                status {int},
+                content_type TEXT,
+                sealed_body {blob},
+                expires_at {int} NOT NULL,
+                PRIMARY KEY (scope, idempotency_key)
+            )
+            """,
+            "CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at)",
+        ],
     ]
 
     /// The statements of a migration in a dialect.

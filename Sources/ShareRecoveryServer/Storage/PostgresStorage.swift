@@ -73,7 +73,10 @@ package final class PostgresStorage: ServerStorage {
                     return try await client.withConnection { (connection: PostgresConnection) async throws -> Result in
                         try await connection.query("BEGIN", logger: logger)
                         do {
-                            let result = try await body(PostgresTransaction(connection: connection, logger: logger))
+                            let transaction = PostgresTransaction(connection: connection, logger: logger)
+                            let result = try await body(transaction)
+                            // The request's Idempotency-Key is marked used in the commit of its change.
+                            try await IdempotencyClaim.current?.markApplied(in: transaction)
                             try await connection.query("COMMIT", logger: logger)
                             return result
                         } catch {

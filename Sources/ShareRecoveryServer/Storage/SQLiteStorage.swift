@@ -55,7 +55,10 @@ package final class SQLiteStorage: ServerStorage {
                     try db.execute(sql: "BEGIN IMMEDIATE")
                 }
                 do {
-                    let result = try await body(SQLiteTransaction(pool: pool))
+                    let transaction = SQLiteTransaction(pool: pool)
+                    let result = try await body(transaction)
+                    // The request's Idempotency-Key is marked used in the commit of its change.
+                    try await IdempotencyClaim.current?.markApplied(in: transaction)
                     try await pool.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
                     return result
                 } catch {

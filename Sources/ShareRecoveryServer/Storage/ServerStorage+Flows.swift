@@ -111,13 +111,14 @@ extension ServerStorage {
     }
 
     /// Deletes what can no longer matter: flows a day past expiry, spent ids of expired tokens, old rate-limit
-    /// windows, expired sessions.
+    /// windows, expired sessions, idempotency keys past their retention.
     func purgeExpired(now: Int64) async throws {
         try await transaction { transaction -> Void in
             try await transaction.query("DELETE FROM recovery_flows WHERE expires_at < ?", .integer(now - 86_400))
             try await transaction.query("DELETE FROM spent_tokens WHERE expires_at < ?", .integer(now))
             try await transaction.query("DELETE FROM rate_limits WHERE window_start < ?", .integer(now - 86_400))
             try await transaction.query("DELETE FROM protocol_sessions WHERE expires_at < ?", .integer(now))
+            try await transaction.query("DELETE FROM idempotency_keys WHERE expires_at < ?", .integer(now))
         }
     }
 }

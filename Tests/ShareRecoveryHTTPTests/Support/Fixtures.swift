@@ -36,9 +36,12 @@ struct World {
 }
 
 /// Short timeouts and backoffs so failure tests stay fast.
-func testTransport(timeout: Duration = .seconds(1), attempts: Int = 3, maximumResponseSize: Int = 256 * 1024) -> HTTPTransport {
+func testTransport(
+    timeout: Duration = .seconds(1), attemptTimeout: Duration = .seconds(5), attempts: Int = 3,
+    maximumResponseSize: Int = 256 * 1024
+) -> HTTPTransport {
     HTTPTransport(
         configuration: .init(
-            timeout: timeout, maximumAttempts: attempts, initialBackoff: .milliseconds(10), maximumBackoff: .milliseconds(40),
-            maximumResponseSize: maximumResponseSize))
+            timeout: timeout, attemptTimeout: attemptTimeout, maximumAttempts: attempts, initialBackoff: .milliseconds(10),
+            maximumBackoff: .milliseconds(40), maximumResponseSize: maximumResponseSize))
 }
