@@ -6,7 +6,7 @@ import Testing
 /// The `share-recovery` binary, run as a user would.
 @Suite("share-recovery CLI")
 struct CLITests {
-    static let statusLines = RecoveryStatus.sequence.map { "status: \($0)" }
+    static let statusLines = RecoveryStatus.sequence.enumerated().map { "status: \($1) [\($0 + 1)/8]" }
 
     /// keygen → custodian keypair → backup → decrypt → select → recover, on one curve and method;
     /// every run's output also goes to `transcript` when one is given.
@@ -84,6 +84,37 @@ struct CLITests {
         #expect(shares.count == 1)
     }
 
+    /// `--json`: one JSON object per event, every field a UI needs; a failure's last line says
+    /// whether to retry, with the request id of the earlier lines.
+    @Test func jsonProgressLinesCarryStepAttemptAndRequestId() throws {
+        let (dir, _) = try story(curve: "secp256k1", method: "password", secret: Data("right".utf8))
+        func recover(_ secretFile: String, out: String) throws -> [JSONValue] {
+            let run = try CLIRunner.run(
+                "share-recovery",
+                [
+                    "recover", "--cipher-text", "backup/cipherText", "--secret-file", secretFile, "--custodian-shares",
+                    "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--out", out,
+                    "--json",
+                ], in: dir)
+            return try run.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.map { try StrictJSON.parse(Array($0.utf8)) }
+        }
+        let lines = try recover("secret", out: "again")
+        #expect(lines.map { $0["status"] } == RecoveryStatus.sequence.map { .string($0.rawValue) })
+        #expect(lines.map { $0["step"] } == (1...8).map { .number("\($0)") })
+        #expect(lines.allSatisfy { $0["event"] == .string("status") && $0["totalSteps"] == .number("8") && $0["attempt"] == .number("1") })
+        let ids = Set(lines.compactMap { line -> String? in if case .string(let id)? = line["requestId"] { id } else { nil } })
+        #expect(ids.count == 1 && ids.first?.utf8.count == 32)
+
+        try Data("wrong".utf8).write(to: dir.appendingPathComponent("wrong"))
+        let failed = try recover("wrong", out: "never")
+        let last = try #require(failed.last)
+        #expect(last["event"] == .string("failed") && last["code"] == .string("authenticationFailed"))
+        #expect(last["retryable"] == .bool(false) && last["step"] == .number("3"))
+        guard case .string(let hint)? = last["hint"] else { Issue.record("no hint: \(last)"); return }
+        #expect(!hint.isEmpty)
+        #expect(last["requestId"] == failed.first?["requestId"])
+    }
+
     @Test func failuresExitOneWithTheCodeAndUsageErrorsExitTwo() throws {
         let (dir, _) = try story(curve: "secp256k1", method: "password", secret: Data("right".utf8))
         try Data("wrong".utf8).write(to: dir.appendingPathComponent("wrong"))
@@ -97,6 +128,7 @@ struct CLITests {
         #expect(wrong.stderr.contains("error: authenticationFailed: "))
         // A failed recovery reports nothing after the failing step and writes nothing.
         #expect(!wrong.stderr.contains("status: recoveringSigningShare"))
+        #expect(wrong.stderr.contains("failed at step 3/8 (not worth retrying as is); request id "))
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x").path))
 
         try Data("not base64!".utf8).write(to: dir.appendingPathComponent("bad"))

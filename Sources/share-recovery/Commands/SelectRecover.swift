@@ -61,7 +61,7 @@ struct Recover: ParsableCommand {
                 store: { try Files.writeSigningSet($0, to: output) }, progress: progress.report)
             Terminal.output(JSONWriter.write(.array(recovered.map { $0.jsonValue(includingSecret: false) })))
         } catch {
-            progress.finishAfterFailure()
+            progress.failed(error)
             throw error
         }
     }

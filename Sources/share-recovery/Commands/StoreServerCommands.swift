@@ -24,13 +24,9 @@ extension StoreCommand {
             let secret = try Files.readSecret(secretFile, method: method)
             let engine = try await serverOptions.deviceEngine(location: location, passcodeFile: passcodeFile)
             let progress = ProgressReporter(json: progressOptions.json)
-            do {
-                let recovered = try await engine.recover(method: method, secret: secret, progress: progress.report)
-                Terminal.output(JSONWriter.write(recovered.jsonValue(includingSecret: false)))
-            } catch {
-                progress.finishAfterFailure()
-                throw error
-            }
+            // The engine tells its own failure (the `failed` event) before it throws.
+            let recovered = try await engine.recover(method: method, secret: secret, events: progress.event)
+            Terminal.output(JSONWriter.write(recovered.jsonValue(includingSecret: false)))
         }
     }
 
