@@ -117,7 +117,8 @@ let package = Package(
         .testTarget(
             name: "RecoveryKitTests", dependencies: ["RecoveryKit", "ShareCrypto", "ShareRecovery", "TestSupport"],
             resources: [.copy("Vectors")]),
-        .testTarget(name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto", "share-recovery", "recovery-bench"]),
+        .testTarget(
+            name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto", "TestSupport", "share-recovery", "recovery-bench"]),
         .testTarget(
             name: "ShareRecoveryHTTPTests",
             dependencies: [
@@ -131,7 +132,7 @@ let package = Package(
         .testTarget(
             name: "ShareRecoveryServerTests",
             dependencies: [
-                "ShareRecoveryServer", "ShareRecoveryHTTP", "ShareRecovery", "ShareCrypto",
+                "ShareRecoveryServer", "ShareRecoveryHTTP", "ShareRecovery", "ShareCrypto", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -39,6 +39,8 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
 # The SIGKILL trials of `store recover` (RecoverKillCLITests) start three sanitized processes per
 # trial; 20 trials find what a sanitizer can, and the plain run keeps its 200.
 export SHARE_RECOVERY_KILL_TRIALS=${SHARE_RECOVERY_KILL_TRIALS:-20}
+# The same for the faulty-network trials (FaultyNetworkTests): 20 of each operation per backend.
+export SHARE_RECOVERY_FAULT_TRIALS=${SHARE_RECOVERY_FAULT_TRIALS:-20}
 
 if [ $# -eq 0 ]; then set -- address thread; fi
 for sanitizer in "$@"; do

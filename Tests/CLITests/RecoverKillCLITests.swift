@@ -6,6 +6,7 @@
 import Foundation
 import ShareRecovery
 import Testing
+import TestSupport
 
 /// `share-recovery store recover` against a running `share-recovery serve`, killed with SIGKILL at
 /// random moments (after a random one of its §8 statuses, read from `--json`, plus a random delay of
@@ -17,18 +18,6 @@ import Testing
 /// the seed of the kill moments is printed so a failure can be replayed (SHARE_RECOVERY_KILL_SEED).
 @Suite("store recover killed at random moments", .serialized)
 struct RecoverKillCLITests {
-    /// SplitMix64: the kill moments, reproducible from a printed seed.
-    struct Moments {
-        var state: UInt64
-        mutating func next(below bound: UInt64) -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return (z ^ (z >> 31)) % max(bound, 1)
-        }
-    }
-
     @Test(.timeLimit(.minutes(10)))
     func killedRecoveriesEndOnOneGeneration() throws {
         let environment = ProcessInfo.processInfo.environment
@@ -36,7 +25,7 @@ struct RecoverKillCLITests {
         // in a few trials, where every process runs several times slower (scripts/sanitizers.sh).
         let trials = environment["SHARE_RECOVERY_KILL_TRIALS"].flatMap { Int($0) } ?? (environment["CI"] == "true" ? 200 : 40)
         let seed = environment["SHARE_RECOVERY_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
-        var moments = Moments(state: seed)
+        var moments = SplitMix64(seed: seed)
 
         let fixture = try MethodsCLITests()
         try fixture.setUpWallet(curve: "secp256k1")

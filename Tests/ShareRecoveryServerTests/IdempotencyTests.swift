@@ -151,8 +151,12 @@ struct IdempotencyTests {
                 try await $0.query("SELECT token_id FROM spent_tokens WHERE token_id = ?", [.text("late")])
             }
             #expect(late.isEmpty)
-            // b's change commits with its claim; its answer is kept and replayed.
+            // b's change commits with its claim. Until its answer is kept, a repeat is told to wait while
+            // b's lease (from now + 61) runs, and that the answer was lost after it.
             try await storage.transaction { transaction -> Void in try await claim("b").markApplied(in: transaction) }
+            guard case .inProgress = try await reserve("c", at: now + 120) else { Issue.record("applied, running"); return }
+            guard case .answerLost = try await reserve("c", at: now + 122) else { Issue.record("applied, lost"); return }
+            // b's answer is kept and replayed.
             try await storage.finishIdempotencyKey(claim("b"), status: 201, contentType: "application/json", sealedBody: [9])
             guard case .replay(let status, let contentType, let body) = try await reserve("c", at: now + 62) else {
                 Issue.record("replay"); return

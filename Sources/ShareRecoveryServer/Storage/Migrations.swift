@@ -128,6 +128,7 @@ enum Migrations {
                 status {int},
                 content_type TEXT,
                 sealed_body {blob},
+                lease_until {int} NOT NULL,
                 expires_at {int} NOT NULL,
                 PRIMARY KEY (scope, idempotency_key)
             )

@@ -41,8 +41,8 @@ enum IdempotencyReservation: Sendable {
     case mismatch
     /// The key's first request is still running.
     case inProgress
-    /// The key's request changed something, but its answer was not kept (the server stopped between
-    /// the change and the answer).
+    /// The key's request changed something and its lease is over, but its answer was not kept (the
+    /// server stopped between the change and the answer).
     case answerLost
 }
 
@@ -52,7 +52,9 @@ extension ServerStorage {
     ///   - scope: Whose keys these are (a keyed hash of the request's credentials).
     ///   - fingerprint: A keyed hash of the method, path and body.
     ///   - owner: This request's mark.
-    ///   - leaseUntil: When an unfinished claim may be taken over (its request is presumed dead).
+    ///   - leaseUntil: Until when the request is presumed alive: before, a repeat is told it is in
+    ///     progress; after, an unapplied claim may be taken over, and an applied one without an answer
+    ///     is reported as such.
     func reserveIdempotencyKey(
         scope: String, key: String, fingerprint: [UInt8], owner: String, now: Int64, leaseUntil: Int64
     ) async throws -> IdempotencyReservation {
@@ -60,35 +62,40 @@ extension ServerStorage {
         return try await transaction { transaction -> IdempotencyReservation in
             let inserted = try await transaction.query(
                 """
-                INSERT INTO idempotency_keys (scope, idempotency_key, fingerprint, owner, state, expires_at)
-                VALUES (?, ?, ?, ?, 'started', ?) ON CONFLICT (scope, idempotency_key) DO NOTHING RETURNING owner
-                """, .text(scope), .text(key), .blob(fingerprint), .text(owner), .integer(leaseUntil))
+                INSERT INTO idempotency_keys (scope, idempotency_key, fingerprint, owner, state, lease_until, expires_at)
+                VALUES (?, ?, ?, ?, 'started', ?, ?) ON CONFLICT (scope, idempotency_key) DO NOTHING RETURNING owner
+                """, .text(scope), .text(key), .blob(fingerprint), .text(owner), .integer(leaseUntil), .integer(leaseUntil))
             if !inserted.isEmpty { return .proceed }
             guard
                 let row = try await transaction.query(
                     """
-                    SELECT fingerprint, state, status, content_type, sealed_body, expires_at FROM idempotency_keys
+                    SELECT fingerprint, state, status, content_type, sealed_body, lease_until, expires_at FROM idempotency_keys
                     WHERE scope = ? AND idempotency_key = ?\(lock)
                     """, .text(scope), .text(key)
                 ).first
             else { return .inProgress }  // deleted between the two statements: the client retries
-            if try row.integer("expires_at") <= now {
-                // A lapsed claim (its request died before changing anything) or an answer past its
-                // retention: the key is free again.
+            let state = try row.text("state")
+            let leaseOver = try row.integer("lease_until") <= now
+            if try row.integer("expires_at") <= now || (state == "started" && leaseOver) {
+                // An answer past its retention, or a claim whose request died before changing
+                // anything: the key is free again.
                 try await transaction.query(
                     """
                     UPDATE idempotency_keys SET fingerprint = ?, owner = ?, state = 'started', status = NULL,
-                    content_type = NULL, sealed_body = NULL, expires_at = ? WHERE scope = ? AND idempotency_key = ?
-                    """, .blob(fingerprint), .text(owner), .integer(leaseUntil), .text(scope), .text(key))
+                    content_type = NULL, sealed_body = NULL, lease_until = ?, expires_at = ?
+                    WHERE scope = ? AND idempotency_key = ?
+                    """, .blob(fingerprint), .text(owner), .integer(leaseUntil), .integer(leaseUntil), .text(scope),
+                    .text(key))
                 return .proceed
             }
             guard try row.blob("fingerprint") == fingerprint else { return .mismatch }
-            switch try row.text("state") {
+            switch state {
             case "done":
                 return .replay(
                     status: Int(try row.integer("status")), contentType: try row.optionalText("content_type"),
                     sealedBody: try row.optionalBlob("sealed_body") ?? [])
-            case "applied": return .answerLost
+            // Applied, answer not yet kept: still running within its lease (a repeat waits), or lost.
+            case "applied": return leaseOver ? .answerLost : .inProgress
             default: return .inProgress
             }
         }

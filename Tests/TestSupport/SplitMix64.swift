@@ -1,0 +1,19 @@
+/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", 2014): a
+/// small seeded generator for tests whose random choices (kill moments, injected faults) must
+/// reproduce from a printed seed.
+public struct SplitMix64: Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A value in 0..<bound (0 when bound is 0); the modulo bias is irrelevant for a test's choices.
+    public mutating func next(below bound: UInt64) -> UInt64 { next() % max(bound, 1) }
+}
