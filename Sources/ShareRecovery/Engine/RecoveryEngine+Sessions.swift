@@ -28,7 +28,7 @@ extension RecoveryEngine {
     /// start-up to finish (or roll back) a recovery as soon as the network allows.
     /// - Returns: What was done.
     /// - Throws: ``ShareRecoveryError`` `operationInProgress` while another operation of the wallet
-    ///   runs; the store's errors; the custodian's (e.g. a ``TransportError``), in which case nothing
+    ///   runs; the store's errors; the custodian's (e.g. a `TransportError`), in which case nothing
     ///   changed and the next call asks again.
     @discardableResult
     public func resumeInterruptedOperation() async throws -> ResumeOutcome {
