@@ -121,6 +121,16 @@ public enum FrostBIP340 {
             value = try Scalar(rawRepresentation: rawRepresentation, curve: curve)
             self.isXOnly = isXOnly
         }
+
+        /// A tweak from a scalar another standard computed (BIP-32's `I_L`, BIP-341's TapTweak).
+        /// - Parameters:
+        ///   - value: A secp256k1 scalar.
+        ///   - isXOnly: X-only (true) or plain (false).
+        public init(_ value: Scalar, isXOnly: Bool) {
+            precondition(value.curve == curve, "a secp256k1 tweak")
+            self.value = value
+            self.isXOnly = isXOnly
+        }
     }
 
     /// The draft's Tweak Context (Q, gacc, tacc).

@@ -12,6 +12,7 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
             case invalidKey, invalidParameters, randomSourceFailure, backendFailure
             case invalidShare, publicKeyMismatch, subShareCheckFailed, dkgProofFailed
             case invalidSignatureShare, nonceReused
+            case invalidEncoding, invalidChildIndex
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -52,6 +53,12 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
         public static let invalidSignatureShare = Code(.invalidSignatureShare)
         /// A single-use signing nonce was asked to sign a second time (FORMATS.md §11).
         public static let nonceReused = Code(.nonceReused)
+        /// A Base58Check string or a BIP-32 extended key that does not decode: a character outside the
+        /// alphabet, a wrong checksum, length or version, or fields that contradict each other.
+        public static let invalidEncoding = Code(.invalidEncoding)
+        /// BIP-32: this child index of this key gives no valid child (I_L ≥ n, or the child is the
+        /// identity; probability below 2^-127). BIP-32 says to proceed with the next index.
+        public static let invalidChildIndex = Code(.invalidChildIndex)
 
         public var description: String { backing.rawValue }
     }
