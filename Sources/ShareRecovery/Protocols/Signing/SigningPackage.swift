@@ -1,8 +1,9 @@
 public import ShareCrypto
 
 /// What the signers of one signature agree on after round 1 (FORMATS.md §11): the signing set (a
-/// public description), the message, the mode and every signer's nonce commitment, keyed by party
-/// index. Anyone holding it can check each signature share and aggregate; no secret is in it.
+/// public description), the message, the mode, every signer's nonce commitment, keyed by party
+/// index, and what the key is tweaked for (a BIP-32 path, Taproot; docs/derivation.md). Anyone
+/// holding it can check each signature share and aggregate; no secret is in it.
 public struct SigningPackage: Sendable {
     /// The signing set, without a secret.
     public let signingSet: ShareRecord
@@ -12,6 +13,12 @@ public struct SigningPackage: Sendable {
     public let mode: SigningMode
     /// Party index → that signer's round-1 commitment; the keys are the signers.
     public let commitments: [Int: FrostNonceCommitment]
+    /// What the signature is tweaked for: ``SigningTweaks/none`` signs under Y.
+    public let tweaks: SigningTweaks
+    /// The key the signature verifies under: Y, the child key at the path, or its Taproot output key.
+    public let signingKey: Point
+    /// The draft's tweak list, each signer's own computation from Y and ``tweaks``.
+    let frostTweaks: [FrostBIP340.Tweak]
 
     /// Checks the package.
     /// - Parameters:
@@ -19,10 +26,14 @@ public struct SigningPackage: Sendable {
     ///   - message: The message, any length.
     ///   - mode: A mode of the set's curve.
     ///   - commitments: At least t signers of the set, commitments on its curve.
+    ///   - tweaks: A derivation path and/or Taproot (mode bip340 only; default none).
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a backup set, a mode of another
-    ///   curve, too few signers or an index outside the set (naming it); `invalidPoint` for a
-    ///   commitment on another curve.
-    public init(signingSet: ShareRecord, message: [UInt8], mode: SigningMode, commitments: [Int: FrostNonceCommitment]) throws(ShareRecoveryError) {
+    ///   curve, too few signers or an index outside the set (naming it), tweaks in mode rfc9591 or
+    ///   on ed25519; `invalidPoint` for a commitment on another curve.
+    public init(
+        signingSet: ShareRecord, message: [UInt8], mode: SigningMode, commitments: [Int: FrostNonceCommitment],
+        tweaks: SigningTweaks = .none
+    ) throws(ShareRecoveryError) {
         guard signingSet.kind == .signing else {
             throw ShareRecoveryError(.invalidParameters, "a backup set does not sign; recover a signing set from it first")
         }
@@ -39,10 +50,20 @@ public struct SigningPackage: Sendable {
                 throw ShareRecoveryError(.invalidPoint, "party \(index)'s commitment is not on \(signingSet.curve)", party: index)
             }
         }
+        try tweaks.check(mode: mode, curve: signingSet.curve)
+        if tweaks.isEmpty {
+            signingKey = signingSet.publicKey
+            frostTweaks = []
+        } else {
+            let applied = try tweaks.apply(to: signingSet.publicKey)
+            signingKey = applied.signingKey
+            frostTweaks = applied.frostTweaks
+        }
         self.signingSet = signingSet.publicDescription
         self.message = message
         self.mode = mode
         self.commitments = commitments
+        self.tweaks = tweaks
     }
 
     /// The signers, ascending.
@@ -73,14 +94,14 @@ public struct SigningPackage: Sendable {
                 let context = try FrostBIP340.SignersContext(
                     threshold: signingSet.threshold, parties: signingSet.parties, publicShares: publicShares, groupKey: publicKey)
                 let nonce = FrostBIP340.AggregateNonce(aggregating: signers.map { commitments[$0]! })
-                return .bip340(try FrostBIP340.Session(signersContext: context, aggregateNonce: nonce, message: message))
+                return .bip340(try FrostBIP340.Session(signersContext: context, aggregateNonce: nonce, message: message, tweaks: frostTweaks))
             }
         }
     }
 
     /// Verifies every signature share (§11: each before aggregation) and aggregates them.
     /// - Parameter signatureShares: Party index → that signer's share, exactly the signers.
-    /// - Returns: The signature, which ``SignatureVerifier`` accepts under Y.
+    /// - Returns: The signature, which ``SignatureVerifier`` accepts under ``signingKey`` (Y when untweaked).
     /// - Throws: ``ShareRecoveryError``: `invalidSignatureShare` naming the first signer, ascending,
     ///   whose share does not verify; `invalidParameters` when the shares are not exactly the signers'.
     public func aggregate(signatureShares: [Int: Scalar]) throws(ShareRecoveryError) -> [UInt8] {
@@ -99,8 +120,8 @@ public struct SigningPackage: Sendable {
         }
         // Every share verified, so this holds; checking costs one verification and guards the claim
         // that the result is an ordinary signature.
-        guard SignatureVerifier.verify(signature: signature, message: message, publicKey: publicKey, mode: mode) else {
-            throw ShareRecoveryError(.invalidSignatureShare, "the aggregate signature does not verify under the wallet key")
+        guard SignatureVerifier.verify(signature: signature, message: message, publicKey: signingKey, mode: mode) else {
+            throw ShareRecoveryError(.invalidSignatureShare, "the aggregate signature does not verify under the signing key (\(tweaks))")
         }
         return signature
     }

@@ -36,6 +36,27 @@ public struct SigningParty: Sendable, CustomStringConvertible {
     ///   - message: The message, if known now (bip340 binds it into the nonce as defence in depth).
     ///   - random: The random source.
     public func commit(message: [UInt8]? = nil, using random: some RandomSource = SystemRandom()) -> FrostSigningNonce {
+        commit(message: message, boundKey: share.publicKey, using: random)
+    }
+
+    /// Round 1 for a tweaked signature (a derived or Taproot key, docs/derivation.md): as
+    /// ``commit(message:using:)``, and bip340's nonce binds the tweaked key, as the draft's NonceGen
+    /// recommends once tweaks are known.
+    /// - Parameters:
+    ///   - message: The message, if known now.
+    ///   - tweaks: What the package will be tweaked for.
+    ///   - random: The random source.
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for tweaks in mode rfc9591 or on ed25519,
+    ///   or a path step BIP-32 declares invalid.
+    public func commit(message: [UInt8]? = nil, tweaks: SigningTweaks, using random: some RandomSource = SystemRandom()) throws(ShareRecoveryError)
+        -> FrostSigningNonce
+    {
+        try tweaks.check(mode: mode, curve: share.curve)
+        let key = try tweaks.isEmpty ? share.publicKey : tweaks.apply(to: share.publicKey).signingKey
+        return commit(message: message, boundKey: key, using: random)
+    }
+
+    private func commit(message: [UInt8]?, boundKey: Point, using random: some RandomSource) -> FrostSigningNonce {
         // A record with a secret always has a valid public share.
         let secret = share.secret!
         switch mode {
@@ -43,8 +64,7 @@ public struct SigningParty: Sendable, CustomStringConvertible {
             return FrostRFC9591.generateNonce(share: secret, using: random)
         case .bip340:
             return FrostBIP340.generateNonce(
-                share: secret, publicShare: try? share.publicShare, groupKey: share.publicKey, message: message, extraInput: nil,
-                using: random)
+                share: secret, publicShare: try? share.publicShare, groupKey: boundKey, message: message, extraInput: nil, using: random)
         }
     }
 
@@ -96,12 +116,15 @@ public enum ThresholdSigning {
     ///   - shares: Signing shares of one set and generation, with secrets, distinct parties.
     ///   - message: The message.
     ///   - mode: The mode (default: the curve's).
+    ///   - tweaks: A derivation path and/or Taproot (mode bip340 only; default none).
     ///   - random: The random source.
-    /// - Returns: The package (public key, signers) and the verified signature.
+    /// - Returns: The package (public key, signing key, signers) and the signature, verified under the package's signing key.
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for shares of different sets or
-    ///   generations (naming the odd one), duplicate parties or too few shares; errors of the roles.
+    ///   generations (naming the odd one), duplicate parties, too few shares, or tweaks in mode
+    ///   rfc9591 or on ed25519; errors of the roles.
     public static func sign(
-        shares: [ShareRecord], message: [UInt8], mode: SigningMode? = nil, using random: some RandomSource = SystemRandom()
+        shares: [ShareRecord], message: [UInt8], mode: SigningMode? = nil, tweaks: SigningTweaks = .none,
+        using random: some RandomSource = SystemRandom()
     ) throws(ShareRecoveryError) -> (package: SigningPackage, signature: [UInt8]) {
         guard let first = shares.first else { throw ShareRecoveryError(.invalidParameters, "signing needs the signers' shares") }
         for share in shares.dropFirst() where !share.isSameSet(as: first) {
@@ -115,10 +138,10 @@ public enum ThresholdSigning {
         }
         let mode = mode ?? .default(for: first.curve)
         let signers = try shares.map { (share) throws(ShareRecoveryError) in try SigningParty(share: share, mode: mode) }
-        let nonces = signers.map { $0.commit(message: message, using: random) }
+        let nonces = try signers.map { (signer) throws(ShareRecoveryError) in try signer.commit(message: message, tweaks: tweaks, using: random) }
         var commitments: [Int: FrostNonceCommitment] = [:]
         for (signer, nonce) in zip(signers, nonces) { commitments[signer.share.partyIndex] = nonce.commitment }
-        let package = try SigningPackage(signingSet: first, message: message, mode: mode, commitments: commitments)
+        let package = try SigningPackage(signingSet: first, message: message, mode: mode, commitments: commitments, tweaks: tweaks)
         var signatureShares: [Int: Scalar] = [:]
         for (signer, nonce) in zip(signers, nonces) {
             signatureShares[signer.share.partyIndex] = try signer.sign(nonce: nonce, package: package)
