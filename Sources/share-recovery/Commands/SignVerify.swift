@@ -8,8 +8,10 @@ struct SignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign", abstract: "Sign a message with t signing shares (FROST, FORMATS.md §11); prints the signature.",
         discussion: helpText(
-            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nWith --server, give only this device's share (party 1 of a 2-of-2 wallet made by `wallet create`), as a file (--signing-share) or as the current share of the device's store (--store, --passcode-file): the server's custodian signs as party 2 (a token of purpose sign, --user-id, --token-file). Its signature share is verified like any other; after a recovery the server refuses a share of the old set.\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex).",
+            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nWith --server, give only this device's share (party 1 of a 2-of-2 wallet made by `wallet create`), as a file (--signing-share) or as the current share of the device's store (--store, --passcode-file): the server's custodian signs as party 2 (a token of purpose sign, --user-id, --token-file). Its signature share is verified like any other; after a recovery the server refuses a share of the old set.\n\nWith --path (a BIP-32 path of non-hardened steps, m/0/1) the signature is for the wallet's child key that `derive --path` prints; with --taproot it is a BIP-341 key-path signature under the Taproot output key (no script tree) of the wallet key or of that child. Both sign in mode bip340 on secp256k1 only; every signer computes the tweaks itself from the wallet key (docs/derivation.md). They are not offered with --server yet.\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex); with --path or --taproot also path, taproot and signingKey (the compressed key the signature verifies under; BIP-340 uses its last 32 bytes).",
             examples: [
+                "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin --path m/0/1",
+                "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file sighash.bin --path m/0/1 --taproot",
                 "share-recovery sign --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --signing-share device-share.json --message-file msg.bin",
                 "share-recovery sign --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --store device --passcode-file passcode.txt --message-file msg.bin",
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin",
@@ -24,6 +26,7 @@ struct SignCommand: AsyncParsableCommand {
     @Option(help: "With --server: a file with a token of purpose sign.") var tokenFile: String?
     @Option(help: "With --server, instead of --signing-share: the device's share store (its current share signs).") var store: String?
     @Option(help: "With --store: the store's passcode file.") var passcodeFile: String?
+    @OptionGroup var tweakOptions: TweakOptions
 
     func run() async throws {
         if server == nil, userId != nil || tokenFile != nil || store != nil {
@@ -34,9 +37,13 @@ struct SignCommand: AsyncParsableCommand {
             throw CLIError.usage(
                 "with --server give --user-id, --token-file and this device's share: one --signing-share, or --store and --passcode-file")
         }
+        if server != nil, tweakOptions.path != nil || tweakOptions.taproot {
+            throw CLIError.usage("--path and --taproot sign with every share in this process; the server's signing route does not take them yet")
+        }
         guard !signingShares.isEmpty || store != nil else {
             throw CLIError.usage("give each signer's share with --signing-share (t or more)")
         }
+        let tweaks = try tweakOptions.tweaks()
         var shares = try signingShares.map(Files.readShare)
         if let store, let passcodeFile {
             let device = try FileSigningShareStore(directory: store)
@@ -54,15 +61,20 @@ struct SignCommand: AsyncParsableCommand {
             (package, signature) = try await HTTPWalletClient(baseURL: server, tokenProvider: try TokenFile.provider(tokenFile))
                 .sign(share: shares[0], clientId: userId, message: message, mode: mode)
         } else {
-            (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode)
+            (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode, tweaks: tweaks)
         }
-        Terminal.output(
-            JSONWriter.write(
-                .object([
-                    ("curve", .string(package.signingSet.curve.name)), ("mode", .string(package.mode.rawValue)),
-                    ("publicKey", .string(package.publicKey.hex)), ("signers", .array(package.signers.map { .number(String($0)) })),
-                    ("signature", .string(Hex.encode(signature))),
-                ])))
+        var members: [(key: String, value: JSONValue)] = [
+            ("curve", .string(package.signingSet.curve.name)), ("mode", .string(package.mode.rawValue)),
+            ("publicKey", .string(package.publicKey.hex)), ("signers", .array(package.signers.map { .number(String($0)) })),
+            ("signature", .string(Hex.encode(signature))),
+        ]
+        if !package.tweaks.isEmpty {
+            members += [
+                ("path", .string(package.tweaks.path.description)), ("taproot", .bool(package.tweaks.taproot)),
+                ("signingKey", .string(package.signingKey.hex)),
+            ]
+        }
+        Terminal.output(JSONWriter.write(.object(members)))
     }
 }
 
@@ -71,8 +83,10 @@ struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify", abstract: "Check a signature under a public key; exit 0 if valid, 1 if not.",
         discussion: helpText(
-            "The check is the mode's ordinary single-signer verifier: libsodium's crypto_sign_verify_detached (ed25519), libsecp256k1's secp256k1_schnorrsig_verify (bip340), RFC 9591 §5.4 (secp256k1 rfc9591). --public-key is the §1 encoding of Y, as `sign` and the share records print it. In the examples, KEY and SIG hold the publicKey and signature that `sign` printed. Prints {\"valid\": true|false}.",
+            "The check is the mode's ordinary single-signer verifier: libsodium's crypto_sign_verify_detached (ed25519), libsecp256k1's secp256k1_schnorrsig_verify (bip340), RFC 9591 §5.4 (secp256k1 rfc9591). --public-key is the §1 encoding of Y, as `sign` and the share records print it. In the examples, KEY and SIG hold the publicKey and signature that `sign` printed.\n\nA signature made with `sign --path`/`--taproot` verifies under the tweaked key: give the wallet key and the same --path/--taproot (the key is derived here, docs/derivation.md), or give that key itself: `sign`'s signingKey, or in mode bip340 any 32-byte x-only key (e.g. `derive --taproot`'s outputKey). Prints {\"valid\": true|false}.",
             examples: [
+                "share-recovery verify --curve secp256k1 --public-key \"$KEY\" --message-file msg.bin --signature \"$SIG\" --path m/0/1 --taproot",
+                "share-recovery verify --curve secp256k1 --public-key \"$OUTPUT_KEY\" --message-file sighash.bin --signature \"$SIG\"",
                 "share-recovery verify --curve secp256k1 --public-key \"$KEY\" --message-file msg.bin --signature \"$SIG\"",
                 "share-recovery verify --curve secp256k1 --mode rfc9591 --public-key \"$KEY\" --message-file msg.bin --signature \"$SIG\"",
                 "share-recovery verify --curve ed25519 --public-key \"$KEY\" --message-file msg.bin --signature \"$SIG\"",
@@ -80,21 +94,30 @@ struct VerifyCommand: ParsableCommand {
 
     @Option(help: "secp256k1 or ed25519.") var curve: Curve
     @Option(help: "bip340 or rfc9591 (default: bip340 on secp256k1, rfc9591 on ed25519).") var mode: SigningMode?
-    @Option(help: "The public key, hex (33 bytes on secp256k1, 32 on ed25519).") var publicKey: String
+    @Option(help: "The public key, hex (33 bytes on secp256k1, or a 32-byte x-only key in mode bip340; 32 on ed25519).") var publicKey: String
     @Option(help: "The file whose bytes were signed.") var messageFile: String
     @Option(help: "The signature, hex.") var signature: String
+    @OptionGroup var tweakOptions: TweakOptions
 
     func run() throws {
         let mode = mode ?? .default(for: curve)
         try mode.check(on: curve)
         guard let keyBytes = Hex.decode(publicKey.lowercased()) else { throw CLIError.usage("--public-key must be hex") }
         guard let signatureBytes = Hex.decode(signature.lowercased()) else { throw CLIError.usage("--signature must be hex") }
-        let key = try mappingCryptoErrors { try Point(rawRepresentation: keyBytes, curve: curve) }
+        let tweaks = try tweakOptions.tweaks()
+        try tweaks.check(mode: mode, curve: curve)
+        let xOnly = curve == .secp256k1 && mode == .bip340 && keyBytes.count == 32
+        if xOnly, !tweaks.isEmpty {
+            throw CLIError.usage("--path and --taproot derive from the 33-byte wallet key, not from an x-only key")
+        }
+        let key = try mappingCryptoErrors { try xOnly ? Point(xOnly: keyBytes) : Point(rawRepresentation: keyBytes, curve: curve) }
+        let signingKey = try tweaks.isEmpty ? key : tweaks.apply(to: key).signingKey
         let message = try Files.read(messageFile)
-        let valid = SignatureVerifier.verify(signature: signatureBytes, message: message, publicKey: key, mode: mode)
+        let valid = SignatureVerifier.verify(signature: signatureBytes, message: message, publicKey: signingKey, mode: mode)
         Terminal.output(JSONWriter.write(.object([("valid", .bool(valid))])))
         guard valid else {
-            throw CLIError(code: "invalidSignature", message: "the signature does not verify under this public key in mode \(mode)", isUsage: false)
+            throw CLIError(
+                code: "invalidSignature", message: "the signature does not verify under this public key (\(tweaks)) in mode \(mode)", isUsage: false)
         }
     }
 }

@@ -1,0 +1,62 @@
+import ArgumentParser
+import ShareCrypto
+import ShareRecovery
+
+/// `derive`: a child of the wallet key by BIP-32 public derivation, and its xpub.
+struct DeriveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "derive", abstract: "A child public key of a secp256k1 wallet (BIP-32, non-hardened) and its xpub; --taproot adds its Taproot output key.",
+        discussion: helpText(
+            "Without --path the key is the wallet key itself (m). The root is BIP-328's synthetic xpub of the wallet key Y: depth 0, parent fingerprint 0, child number 0 and BIP-328's fixed chain code (SHA-256 of \"MuSig2MuSig2MuSig2\"), so any BIP-32 wallet can import rootXpub and watch every child. Each step of --path is CKDpub; only non-hardened steps exist, because no party holds the wallet's private key (m/0/1, not m/0'). `sign --path` signs for the same child, with the same tweaks. ed25519 wallets have no non-hardened threshold derivation: no standard defines one (docs/derivation.md).\n\nThe wallet key comes from any signing share of the wallet (--signing-share; only its public part is read) or as hex (--public-key, the 33-byte compressed key `sign` prints as publicKey).\n\nPrints one JSON object: curve, walletPublicKey, path, rootXpub, publicKey (the child, compressed), xOnlyPublicKey, chainCode, xpub, parentFingerprint, tweaks (I_L of each step, hex: the plain tweaks the signers apply); with --taproot also taprootTweak, outputKey (x-only), outputKeyParity and scriptPubKey (OP_1 <outputKey>).",
+            examples: [
+                "share-recovery derive --path m/0/1 --signing-share wallet/share-1.json",
+                "share-recovery derive --path m/0/1 --public-key \"$KEY\" --taproot",
+                "share-recovery derive --path m --public-key \"$KEY\"",
+            ]))
+
+    @OptionGroup var tweakOptions: TweakOptions
+    @Option(help: "A signing share file of the wallet (its public key is read).") var signingShare: String?
+    @Option(help: "The wallet public key, hex (33 bytes, compressed secp256k1).") var publicKey: String?
+
+    func run() throws {
+        let walletKey = try Self.walletKey(signingShare: signingShare, publicKey: publicKey)
+        let tweaks = try tweakOptions.tweaks()
+        let applied = try tweaks.apply(to: walletKey)
+        let derived = applied.derivedKey
+        var members: [(String, JSONValue)] = [
+            ("curve", .string(walletKey.curve.name)), ("walletPublicKey", .string(walletKey.hex)), ("path", .string(derived.path.description)),
+            ("rootXpub", .string(derived.rootExtendedKey.serialized)), ("publicKey", .string(derived.publicKey.hex)),
+            ("xOnlyPublicKey", .string(Hex.encode(derived.publicKey.xOnlyRepresentation))), ("chainCode", .string(Hex.encode(derived.chainCode))),
+            ("xpub", .string(derived.extendedKey.serialized)), ("parentFingerprint", .string(Hex.encode(derived.extendedKey.parentFingerprint))),
+            ("tweaks", .array(derived.tweaks.map { .string(Hex.encode($0.rawRepresentation.revealedBytes())) })),
+        ]
+        if tweaks.taproot {
+            let tweak = try mappingCryptoErrors { try Taproot.tweak(internalKey: derived.publicKey) }
+            members += [
+                ("taprootTweak", .string(Hex.encode(tweak.rawRepresentation.revealedBytes()))),
+                ("outputKey", .string(Hex.encode(applied.signingKey.xOnlyRepresentation))),
+                ("outputKeyParity", .number(applied.signingKey.hasEvenY ? "0" : "1")),
+                ("scriptPubKey", .string("5120" + Hex.encode(applied.signingKey.xOnlyRepresentation))),
+            ]
+        }
+        Terminal.output(JSONWriter.write(.object(members.map { (key: $0.0, value: $0.1) })))
+    }
+
+    /// Y from a signing share file or hex; exactly one of them.
+    static func walletKey(signingShare: String?, publicKey: String?) throws -> Point {
+        switch (signingShare, publicKey) {
+        case (let file?, nil):
+            return try Files.readShare(file).publicKey
+        case (nil, let hex?):
+            guard let bytes = Hex.decode(hex.lowercased()) else { throw CLIError.usage("--public-key must be hex") }
+            guard bytes.count == 33 else {
+                throw ShareRecoveryError(
+                    .invalidParameters,
+                    "--public-key has \(bytes.count) bytes; derivation needs the 33-byte compressed secp256k1 wallet key (a 32-byte key is ed25519, which has no non-hardened threshold derivation, or x-only, which lacks the parity BIP-32 hashes)")
+            }
+            return try mappingCryptoErrors { try Point(rawRepresentation: bytes, curve: .secp256k1) }
+        default:
+            throw CLIError.usage("give the wallet key once: --signing-share FILE or --public-key HEX")
+        }
+    }
+}
