@@ -2,7 +2,8 @@
 # Signatures checked by verifiers that know nothing of share-recovery (FORMATS.md §11): a venv with
 # PyNaCl (libsodium) and coincurve (libsecp256k1), both with their own bundled C libraries, checks
 # every valid case of Vectors/signing.json and fresh signatures the CLI makes from DKG-made wallets
-# in every mode (scripts/independent-verify.py says how each mode is checked).
+# in every mode (scripts/independent-verify.py says how each mode is checked), then signatures under
+# derived and Taproot keys, whose keys are re-derived in Python from the wallet key and the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.build-venv
@@ -35,4 +36,29 @@ PY
         done
     done
 done
-"$venv/bin/python" scripts/independent-verify.py Vectors "$work/signatures.jsonl"
+# Child keys and Taproot (docs/derivation.md): derive and sign --path/--taproot on DKG-made 2-of-3
+# wallets, each signer pair in turn; the Python side re-derives every key from the wallet key alone.
+for round in 1 2 3; do
+    dir="$work/derived-$round"
+    "$bin" keygen --dkg --curve secp256k1 --wallet-id "d-$round" --threshold 2 --parties 3 --out "$dir" >/dev/null
+    signers=(1 2 1 3 2 3)
+    first=${signers[$(((round - 1) * 2))]} second=${signers[$(((round - 1) * 2 + 1))]}
+    for spec in "m/0 no" "m/0/1 yes" "m yes" "m/7/2147483647/3 no" "m/86/0/0/$round yes"; do
+        read -r path taproot <<<"$spec"
+        flags=(--path "$path")
+        if [ "$taproot" = yes ]; then flags+=(--taproot); fi
+        head -c 32 /dev/urandom >"$dir/sighash.bin"
+        "$bin" derive "${flags[@]}" --signing-share "$dir/share-1.json" >"$dir/derive.json"
+        "$bin" sign --signing-share "$dir/share-$first.json" --signing-share "$dir/share-$second.json" \
+            --message-file "$dir/sighash.bin" "${flags[@]}" >"$dir/sig.json"
+        "$venv/bin/python" - "$dir" >>"$work/derived.jsonl" <<'PY'
+import json, sys
+d = sys.argv[1]
+out = json.load(open(f"{d}/sig.json"))
+out["message"] = open(f"{d}/sighash.bin", "rb").read().hex()
+out["derive"] = json.load(open(f"{d}/derive.json"))
+print(json.dumps(out))
+PY
+    done
+done
+"$venv/bin/python" scripts/independent-verify.py Vectors "$work/signatures.jsonl" "$work/derived.jsonl"
