@@ -25,10 +25,10 @@ public struct RecoveryEvent: Sendable, Equatable {
 
     /// What happened.
     public let kind: Kind
-    /// The §8 position of the current status, 1…``totalSteps`` (for `retrying` and `failed`, the
+    /// The §8 position of the current status, 1…`totalSteps` (for `retrying` and `failed`, the
     /// step during which it happened; 0 before the first status).
     public let step: Int
-    /// Always ``RecoveryEvent/totalSteps``, carried so that an event read alone (a JSON line) is whole.
+    /// Always `RecoveryEvent.totalSteps`, carried so that an event read alone (a JSON line) is whole.
     public let totalSteps: Int
     /// Time since the recovery started.
     public let elapsed: Duration
