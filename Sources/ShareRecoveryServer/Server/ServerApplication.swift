@@ -68,6 +68,7 @@ public func makeServerApplication(
             custodianKey: custodianKey)
 
         let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ErrorMiddleware(logger: configuration.logger))
         // Inside the error middleware, so that it keeps the very answer the client gets.
         router.add(middleware: IdempotencyMiddleware(state: state))

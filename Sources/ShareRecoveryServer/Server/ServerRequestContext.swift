@@ -8,10 +8,13 @@ public struct ServerRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The peer's IP address as seen on the socket (no proxy headers are trusted).
     public let remoteAddress: String
+    /// This request's id (`X-Request-Id`, RequestID.swift), stored in the audit rows it appends.
+    public internal(set) var requestId: String
 
     /// Creates the context for a request arriving on a channel.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        requestId = ""
     }
 }
