@@ -20,6 +20,24 @@ struct CustodianSessions: Sendable {
         func request(_ method: BackupMethod) -> ResharingSessionRequest.Purpose {
             self == .backup ? .backup(method) : .recovery(method)
         }
+
+        /// The audit events of a session of this kind.
+        var started: AuditEventKind { self == .backup ? .backupStarted : .recoveryStarted }
+        var completed: AuditEventKind { self == .backup ? .backupCompleted : .recoveryCompleted }
+        var failed: AuditEventKind { self == .backup ? .backupFailed : .recoveryFailed }
+        var aborted: AuditEventKind { self == .backup ? .backupAborted : .recoveryAborted }
+    }
+
+    /// An audit event of a session: its id and method in the detail.
+    static func event(
+        _ kind: (Purpose) -> AuditEventKind, _ session: SessionRecord, origin: AuditOrigin,
+        _ fill: (inout AuditEvent.Detail) -> Void = { _ in }
+    ) -> AuditEvent {
+        origin.event(kind(Purpose(rawValue: session.purpose) ?? .recovery), account: session.clientId) {
+            $0.sessionId = session.id
+            $0.method = BackupMethod(name: session.method)
+            fill(&$0)
+        }
     }
 
     let state: ServerState
@@ -29,12 +47,32 @@ struct CustodianSessions: Sendable {
     /// Opens the session with the one custodian role (`ResharingCustodian.open`) and stores its state:
     /// sealed, the session key and the role's `Opened` bytes; in the public JSON, the plan, the public
     /// half of the dealings and the expected set, for whoever inspects the row.
+    /// Audited: `backupStarted` or `recoveryStarted` with the session's row, or `…Failed` (step `open`).
     /// - Returns: The 201 body: `sessionId`, `plan`, `custodianDealings`, `custodianKey`.
     /// - Parameter sessionId: The id the client chose and recorded (32 lowercase hex digits), or `nil`
     ///   for a random one; an id that exists already is 409.
     func open(
         clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8],
-        sessionId chosenId: String? = nil
+        sessionId chosenId: String? = nil, origin: AuditOrigin
+    ) async throws -> JSONValue {
+        let sessionId = chosenId ?? Hex.encode(SystemRandom().bytes(count: 16))
+        let event = { (kind: AuditEventKind) in
+            origin.event(kind, account: clientId) {
+                $0.sessionId = sessionId
+                $0.method = method
+                $0.step = kind == purpose.failed ? "open" : nil
+            }
+        }
+        return try await state.recordingFailure(event(purpose.failed)) {
+            try await open(
+                clientId: clientId, purpose: purpose, method: method, clientShare: clientShare, clientKey: clientKey,
+                sessionId: sessionId, started: event(purpose.started))
+        }
+    }
+
+    private func open(
+        clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8],
+        sessionId: String, started: AuditEvent
     ) async throws -> JSONValue {
         let own = try await signingShares(clientId: clientId)
         var candidates: [String] = []
@@ -46,7 +84,6 @@ struct CustodianSessions: Sendable {
         }
         let plan = opened.plan
         let sessionKey = SealingKeyPair()
-        let sessionId = chosenId ?? Hex.encode(SystemRandom().bytes(count: 16))
         // The client receives only its own sub-share of each custodian dealing, sealed to its session key.
         let offered = try checkingClientInput {
             try opened.offeredDealings.map { try SessionWire.encode($0, sealingTo: [plan.oldSet.partyIndex: clientKey]) }
@@ -66,7 +103,8 @@ struct CustodianSessions: Sendable {
                 id: sessionId, clientId: clientId, purpose: purpose.rawValue, method: method.name, state: .open,
                 planJSON: JSONWriter.write(SessionWire.encode(plan)), dealingsJSON: JSONWriter.write(publicDealings),
                 expectedSet: opened.expectedSet?.hex ?? "", sealedSecrets: sealedSecrets, sealedPending: nil,
-                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)), now: state.now)
+                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)), now: state.now,
+            started: started)
         return .object([
             ("sessionId", .string(sessionId)),
             ("plan", SessionWire.encode(plan)),
@@ -78,9 +116,15 @@ struct CustodianSessions: Sendable {
     // MARK: Finish
 
     /// Unseals the role's `Opened` state, lets it finish with the client's dealing (§3 steps 2–5), and
-    /// stores its `Pending` state sealed.
+    /// stores its `Pending` state sealed. A refusal is audited as `…Failed` (step `finish`).
     /// - Returns: The 200 body: `newCommitments` and `custodianBackupShares` (empty for a recovery).
-    func finish(_ session: SessionRecord, clientDealing: JSONValue) async throws -> JSONValue {
+    func finish(_ session: SessionRecord, clientDealing: JSONValue, origin: AuditOrigin) async throws -> JSONValue {
+        try await state.recordingFailure(Self.event(\.failed, session, origin: origin) { $0.step = "finish" }) {
+            try await finish(session, clientDealing: clientDealing)
+        }
+    }
+
+    private func finish(_ session: SessionRecord, clientDealing: JSONValue) async throws -> JSONValue {
         guard session.state == .open else { throw APIError.conflict("the session is already finished") }
         let secrets = try state.sealer.open(session.sealedSecrets, table: "protocol_sessions", row: [session.id, "secrets"])
         guard secrets.count > 32 else { throw ShareRecoveryError(.storeCorrupted, "the session's secrets are truncated") }
@@ -107,8 +151,16 @@ struct CustodianSessions: Sendable {
     /// Unseals the role's `Pending` state and makes what its confirm returns current, inside the storage
     /// transaction that reads the current set: for a recovery the old signing set is dropped there.
     /// A confirmed session is confirmed already: a retry after a lost answer succeeds and changes nothing.
-    func confirm(_ session: SessionRecord) async throws {
+    /// Audited: `backupCompleted` or `recoveryCompleted` (with the new signing set) in the transaction, or
+    /// `…Failed` (step `confirm`) after it rolled back.
+    func confirm(_ session: SessionRecord, origin: AuditOrigin) async throws {
         if session.state == .confirmed { return }
+        try await state.recordingFailure(Self.event(\.failed, session, origin: origin) { $0.step = "confirm" }) {
+            try await confirmFinished(session, origin: origin)
+        }
+    }
+
+    private func confirmFinished(_ session: SessionRecord, origin: AuditOrigin) async throws {
         guard session.state == .finished, let sealed = session.sealedPending else {
             throw APIError.conflict("the session is not finished")
         }
@@ -117,8 +169,12 @@ struct CustodianSessions: Sendable {
         // Sealed before the transaction; the transaction asks the role whether they may become current.
         let newShares = try pending.signingSetToKeep?.map { try sealedSigningShare($0, clientId: session.clientId) }
         let retainUntil = state.now + Int64(state.configuration.confirmedSessionRetentionSeconds)
+        let completed = Self.event(\.completed, session, origin: origin) {
+            $0.setId = newShares?.first?.setId
+            $0.generation = newShares?.first?.generation
+        }
         let outcome = try await state.storage.confirmSession(
-            id: session.id, newShares: newShares, now: state.now, retainUntil: retainUntil
+            id: session.id, newShares: newShares, now: state.now, retainUntil: retainUntil, completed: completed
         ) { currentSets in
             _ = try checkingClientInput { try pending.confirm(currentSets: currentSets) }
         }

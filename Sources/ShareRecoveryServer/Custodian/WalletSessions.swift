@@ -49,9 +49,9 @@ struct WalletSessions: Sendable {
     }
 
     /// Round 3: checks f_1(2) (sealed to the custodian key), combines the custodian's signing share
-    /// and stores it in the transaction that ends the session.
+    /// and stores it in the transaction that ends the session, with its `walletCreated` audit row.
     /// - Returns: The 200 body: `publicKey`, `setId`, `generation`, for the device to compare with its own.
-    func finishDKG(_ session: ProtocolSessionRecord, sealedSubShare: [UInt8]) async throws -> JSONValue {
+    func finishDKG(_ session: ProtocolSessionRecord, sealedSubShare: [UInt8], origin: AuditOrigin) async throws -> JSONValue {
         guard session.state == .open else { throw APIError.conflict("this DKG session is finished") }
         let round2 = try DKGRound2State(
             serialized: try state.sealer.open(session.sealedState, table: "protocol_sessions", row: [session.id, "dkg"]))
@@ -66,7 +66,16 @@ struct WalletSessions: Sendable {
             return try round2.finish(round2: [DKGRound2Message(sender: Self.device, receiver: Self.custodian, subShare: subShare)])
         }
         let sealed = try custodianShares.sealedSigningShare(share, clientId: session.clientId)
-        guard try await state.storage.completeDKG(id: session.id, share: sealed, clientId: session.clientId, now: state.now) else {
+        let created = origin.event(.walletCreated, account: session.clientId) {
+            $0.sessionId = session.id
+            $0.walletId = share.walletId
+            $0.setId = share.setId.hex
+            $0.generation = share.generation
+        }
+        guard
+            try await state.storage.completeDKG(
+                id: session.id, share: sealed, clientId: session.clientId, now: state.now, created: created)
+        else {
             throw APIError.conflict("this DKG session is finished")
         }
         return .object([
@@ -103,9 +112,12 @@ struct WalletSessions: Sendable {
     }
 
     /// Round 2: the custodian's signature share over the message with both commitments. The nonce is
-    /// consumed by the transaction that releases the share; a second request is `nonceReused` (409).
+    /// consumed by the transaction that releases the share (and appends `signatureShareReleased`); a
+    /// second request is `nonceReused` (409).
     /// - Returns: The 200 body: `signatureShare`.
-    func sign(_ session: ProtocolSessionRecord, message: [UInt8], deviceCommitment: JSONValue) async throws -> JSONValue {
+    func sign(_ session: ProtocolSessionRecord, message: [UInt8], deviceCommitment: JSONValue, origin: AuditOrigin)
+        async throws -> JSONValue
+    {
         guard session.state == .open else {
             throw APIError(.conflict, APIErrorCode(.nonceReused), "this signing session already signed; open a new one")
         }
@@ -128,7 +140,16 @@ struct WalletSessions: Sendable {
                 commitments: [Self.device: commitment, Self.custodian: nonce.commitment])
             return try SigningParty(share: share, mode: mode).sign(nonce: nonce, package: package)
         }
-        guard try await state.storage.completeSigning(id: session.id, clientId: session.clientId, setId: setId, now: state.now) else {
+        let released = origin.event(.signatureShareReleased, account: session.clientId) {
+            $0.sessionId = session.id
+            $0.walletId = walletId
+            $0.setId = setId
+            $0.mode = mode
+        }
+        guard
+            try await state.storage.completeSigning(
+                id: session.id, clientId: session.clientId, setId: setId, now: state.now, released: released)
+        else {
             throw APIError(.conflict, APIErrorCode(.nonceReused), "this signing session already signed; open a new one")
         }
         return .object([("signatureShare", ProtocolWire.encode(signatureShare: signatureShare))])

@@ -69,7 +69,9 @@ extension ServerRoutes {
         let now = state.now
         let outcome = try await state.storage.verifyFlow(
             id: flowId, address: context.remoteAddress, limits: state.configuration.rateLimits,
-            maximumWrongAttempts: ServerState.maximumWrongAttempts, now: now
+            maximumWrongAttempts: ServerState.maximumWrongAttempts,
+            tokenLifetime: Int64(state.configuration.tokenLifetimeSeconds),
+            origin: AuditOrigin(requestId: context.requestId, at: now)
         ) { stored in
             // SecureBytes == is constant time.
             SecureBytes(copying: stored) == SecureBytes(copying: expected)

@@ -29,7 +29,7 @@ extension ServerRoutes {
                 "the cipherText is a \(cipherText.method.apiName) backup, not \(method.apiName)")
         }
         switch try await state.storage.putCipherText(
-            cipherText.base64, userId: userId, method: method, token: token, now: state.now)
+            cipherText.base64, userId: userId, method: method, token: token, origin: origin(context))
         {
         case .done: return JSONResponse.noContent()
         case .tokenSpent, .notFound: throw APIError.unauthorized("the token was already used")
@@ -42,7 +42,7 @@ extension ServerRoutes {
         let method = try RequestReading.backupMethodQuery(request)
         _ = try token(request, userId: userId, purposes: [.recover])
         try await RequestReading.emptyBody(request, limit: limit)
-        guard let text = try await state.storage.cipherText(userId: userId, method: method) else {
+        guard let text = try await state.storage.readCipherText(userId: userId, method: method, origin: origin(context)) else {
             throw APIError.notFound("no cipherText for this user and method")
         }
         return JSONResponse.json(.object([("cipherText", .string(text))]))
@@ -54,7 +54,7 @@ extension ServerRoutes {
         let method = try RequestReading.backupMethodQuery(request)
         let token = try token(request, userId: userId, purposes: [.deleteRecovery])
         try await RequestReading.emptyBody(request, limit: limit)
-        switch try await state.storage.deleteCipherText(userId: userId, method: method, token: token) {
+        switch try await state.storage.deleteCipherText(userId: userId, method: method, token: token, origin: origin(context)) {
         case .done: return JSONResponse.noContent()
         case .notFound: throw APIError.notFound("no cipherText for this user and method")
         case .tokenSpent: throw APIError.unauthorized("the token was already used")

@@ -21,6 +21,11 @@ struct ServerRoutes: Sendable {
         router.addRoutes(walletRoutes, atPath: "/wallets")
     }
 
+    /// The request and time the audit rows of a request carry.
+    func origin(_ context: ServerRequestContext) -> AuditOrigin {
+        AuditOrigin(requestId: context.requestId, at: state.now)
+    }
+
     // MARK: Credentials
 
     /// The bearer token, verified, for `userId` and one of `purposes` (any purpose when `nil`).

@@ -47,7 +47,7 @@ extension ServerRoutes {
             throw APIError(.badRequest, APIErrorCode(.invalidParameters), "the custodian holds signing shares of parties 2…n only")
         }
         try await state.storage.registerSigningShare(
-            clientId: clientId, share: try sessions.sealedSigningShare(record, clientId: clientId))
+            clientId: clientId, share: try sessions.sealedSigningShare(record, clientId: clientId), origin: origin(context))
         return JSONResponse.noContent()
     }
 
@@ -84,7 +84,7 @@ extension ServerRoutes {
         }
         let offer = try await sessions.open(
             clientId: clientId, purpose: purpose, method: method, clientShare: clientShare, clientKey: clientKey,
-            sessionId: chosenId)
+            sessionId: chosenId, origin: origin(context))
         return JSONResponse.json(offer, status: .created)
     }
 
@@ -94,7 +94,7 @@ extension ServerRoutes {
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(required: ["clientDealing"])
         guard let dealing = body.member("clientDealing") else { throw APIError.badRequest("missing clientDealing") }
-        return JSONResponse.json(try await sessions.finish(session, clientDealing: dealing))
+        return JSONResponse.json(try await sessions.finish(session, clientDealing: dealing, origin: origin(context)))
     }
 
     /// `POST /recovery/sessions/{id}/confirm` → 204: the pending set becomes current. A repeated confirm
@@ -102,7 +102,7 @@ extension ServerRoutes {
     func confirmSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let session = try await authorisedSession(request, context)
         try await RequestReading.emptyBody(request, limit: limit)
-        try await sessions.confirm(session)
+        try await sessions.confirm(session, origin: origin(context))
         return JSONResponse.noContent()
     }
 
@@ -111,7 +111,8 @@ extension ServerRoutes {
     func abortSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let session = try await authorisedSession(request, context)
         try await RequestReading.emptyBody(request, limit: limit)
-        switch try await state.storage.deleteSession(id: session.id) {
+        let aborted = CustodianSessions.event(\.aborted, session, origin: origin(context))
+        switch try await state.storage.deleteSession(id: session.id, aborted: aborted) {
         case .deleted: return JSONResponse.noContent()
         case .notFound: throw APIError.notFound("no such session")
         case .confirmed: throw APIError.conflict("the session is confirmed")

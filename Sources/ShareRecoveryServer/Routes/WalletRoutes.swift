@@ -52,7 +52,7 @@ extension ServerRoutes {
         guard let sealed = Base64.decode(try body.string("sealedSubShare")) else {
             throw APIError.badRequest("sealedSubShare must be canonical base64")
         }
-        return JSONResponse.json(try await walletSessions.finishDKG(session, sealedSubShare: sealed))
+        return JSONResponse.json(try await walletSessions.finishDKG(session, sealedSubShare: sealed, origin: origin(context)))
     }
 
     /// `POST /wallets/signing-sessions` `{"clientId", "walletId", "mode", "setId"}` → 201 with the
@@ -82,7 +82,8 @@ extension ServerRoutes {
             throw APIError.badRequest("message must be canonical base64")
         }
         guard let commitment = body.member("commitment") else { throw APIError.badRequest("missing commitment") }
-        return JSONResponse.json(try await walletSessions.sign(session, message: message, deviceCommitment: commitment))
+        return JSONResponse.json(
+            try await walletSessions.sign(session, message: message, deviceCommitment: commitment, origin: origin(context)))
     }
 
     /// The protocol session named in the path, for a `sign` token of its user (401 before 404 before 403).

@@ -20,7 +20,7 @@ extension ServerRoutes {
         let clientId = try body.identifier("clientId")
         let json = try body.string("backupShare")
         let share = try checkingClientInput { try CustodianBackupShare(json: json) }
-        try await state.storage.deliverBackupShare(share, json: json, clientId: clientId, now: state.now)
+        try await state.storage.deliverBackupShare(share, json: json, clientId: clientId, origin: origin(context))
         return JSONResponse.noContent()
     }
 
@@ -30,7 +30,7 @@ extension ServerRoutes {
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(required: ["clientId"])
         let clientId = try body.identifier("clientId")
-        let shares = try await state.storage.backupShares(clientId: clientId)
+        let shares = try await state.storage.serveBackupShares(clientId: clientId, origin: origin(context))
         return JSONResponse.json(.object([("backupShares", .array(shares.map { .string($0) }))]))
     }
 
@@ -44,7 +44,7 @@ extension ServerRoutes {
         guard let method = BackupMethod(apiName: name) else {
             throw APIError(.badRequest, APIErrorCode(.unsupportedMethod), "unknown backupMethod")
         }
-        try await state.storage.deleteBackupShares(clientId: clientId, method: method)
+        try await state.storage.deleteBackupShares(clientId: clientId, method: method, origin: origin(context))
         return JSONResponse.noContent()
     }
 }

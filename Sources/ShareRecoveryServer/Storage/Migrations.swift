@@ -135,6 +135,24 @@ enum Migrations {
             """,
             "CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at)",
         ],
+        [
+            // The audit trail: one row per security-relevant event, appended in the transaction of the
+            // change it records, in one global hash chain (AuditChain.swift): `hash` is SHA-256 over the
+            // previous row's hash and this row's fields. No secret is ever stored here.
+            """
+            CREATE TABLE audit_events (
+                seq {int} PRIMARY KEY,
+                at {int} NOT NULL,
+                account TEXT NOT NULL,
+                event TEXT NOT NULL,
+                request_id TEXT NOT NULL,
+                detail TEXT NOT NULL,
+                previous_hash {blob} NOT NULL,
+                hash {blob} NOT NULL
+            )
+            """,
+            "CREATE INDEX audit_events_account ON audit_events (account, seq)",
+        ],
     ]
 
     /// The statements of a migration in a dialect.

@@ -4,8 +4,12 @@ import ShareRecovery
 /// The integrator's store of custodian backup shares (the webhooks).
 extension ServerStorage {
     /// Keeps one share per (client, method, curve, party) of the newest set: a share of another set replaces
-    /// every share of the same method and curve; the same share again changes nothing.
-    func deliverBackupShare(_ share: CustodianBackupShare, json: String, clientId: String, now: Int64) async throws {
+    /// every share of the same method and curve; the same share again changes nothing. Audited as
+    /// `custodianShareStored`.
+    func deliverBackupShare(_ share: CustodianBackupShare, json: String, clientId: String, origin: AuditOrigin)
+        async throws
+    {
+        let now = origin.at
         try await transaction { transaction in
             try await transaction.lock("backup shares \(clientId)")
             try await transaction.query(
@@ -21,23 +25,43 @@ extension ServerStorage {
                 .text(clientId), .text(share.backupMethod.name), .text(share.curve.name),
                 .integer(Int64(share.partyIndex)),
                 .text(share.setId.hex), .text(json), .integer(now))
+            try await Self.appendAudit(
+                [
+                    origin.event(.custodianShareStored, account: clientId) {
+                        $0.method = share.backupMethod
+                        $0.setId = share.setId.hex
+                    }
+                ], in: transaction)
         }
     }
 
-    func backupShares(clientId: String) async throws -> [String] {
-        try await read { transaction in
-            try await transaction.query(
+    /// Every share of the client, read in the transaction that appends its `custodianSharesServed` row.
+    func serveBackupShares(clientId: String, origin: AuditOrigin) async throws -> [String] {
+        try await transaction { transaction in
+            let shares = try await transaction.query(
                 "SELECT share_json FROM backup_shares WHERE client_id = ? ORDER BY method, curve, party_index",
                 .text(clientId)
             ).map { try $0.text("share_json") }
+            try await Self.appendAudit(
+                [origin.event(.custodianSharesServed, account: clientId) { $0.count = shares.count }], in: transaction)
+            return shares
         }
     }
 
-    func deleteBackupShares(clientId: String, method: BackupMethod) async throws {
+    /// Deletes the client's shares of a method, with a `custodianSharesDeleted` row.
+    func deleteBackupShares(clientId: String, method: BackupMethod, origin: AuditOrigin) async throws {
         try await transaction { transaction in
             try await transaction.lock("backup shares \(clientId)")
-            try await transaction.query(
-                "DELETE FROM backup_shares WHERE client_id = ? AND method = ?", .text(clientId), .text(method.name))
+            let deleted = try await transaction.query(
+                "DELETE FROM backup_shares WHERE client_id = ? AND method = ? RETURNING party_index", .text(clientId),
+                .text(method.name))
+            try await Self.appendAudit(
+                [
+                    origin.event(.custodianSharesDeleted, account: clientId) {
+                        $0.method = method
+                        $0.count = deleted.count
+                    }
+                ], in: transaction)
         }
     }
 }

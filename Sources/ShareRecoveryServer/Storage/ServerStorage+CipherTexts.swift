@@ -3,33 +3,51 @@ import ShareRecovery
 
 /// The integrator API's cipherTexts, one per user and method.
 extension ServerStorage {
-    /// Stores a cipherText, spending the token in the same transaction.
-    func putCipherText(_ text: String, userId: String, method: BackupMethod, token: Token, now: Int64) async throws
-        -> SingleUseWrite
+    /// Stores a cipherText, spending the token in the same transaction, with its audit row:
+    /// `methodAdded`, or `methodRotated` when it replaces the method's cipherText.
+    func putCipherText(_ text: String, userId: String, method: BackupMethod, token: Token, origin: AuditOrigin)
+        async throws -> SingleUseWrite
     {
-        try await transaction { transaction in
+        let now = origin.at
+        return try await transaction { transaction in
             guard try await Self.spend(token, in: transaction) else { return .tokenSpent }
+            // Serialises writes of the user's cipherTexts, so added and rotated are told apart exactly.
+            try await transaction.lock("cipher texts \(userId)")
+            let existing = try await transaction.query(
+                "SELECT method FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId), .text(method.name))
             try await transaction.query(
                 """
                 INSERT INTO cipher_texts (user_id, method, cipher_text, updated_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (user_id, method) DO UPDATE SET cipher_text = excluded.cipher_text, updated_at = excluded.updated_at
                 """,
                 .text(userId), .text(method.name), .text(text), .integer(now))
+            try await Self.appendAudit(
+                [origin.event(existing.isEmpty ? .methodAdded : .methodRotated, account: userId) { $0.method = method }],
+                in: transaction)
             return .done
         }
     }
 
-    func cipherText(userId: String, method: BackupMethod) async throws -> String? {
-        try await read { transaction in
-            try await transaction.query(
-                "SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId),
-                .text(method.name)
-            ).first?.text("cipher_text")
+    /// The cipherText, read in the transaction that appends its `cipherTextRead` row: nothing is served
+    /// unrecorded.
+    func readCipherText(userId: String, method: BackupMethod, origin: AuditOrigin) async throws -> String? {
+        try await transaction { transaction in
+            guard
+                let text = try await transaction.query(
+                    "SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId),
+                    .text(method.name)
+                ).first?.text("cipher_text")
+            else { return nil }
+            try await Self.appendAudit([origin.event(.cipherTextRead, account: userId) { $0.method = method }], in: transaction)
+            return text
         }
     }
 
-    /// Deletes a cipherText, spending the token only when there was one to delete.
-    func deleteCipherText(userId: String, method: BackupMethod, token: Token) async throws -> SingleUseWrite {
+    /// Deletes a cipherText, spending the token only when there was one to delete, with its
+    /// `methodDeleted` row.
+    func deleteCipherText(userId: String, method: BackupMethod, token: Token, origin: AuditOrigin) async throws
+        -> SingleUseWrite
+    {
         let forUpdate = self.forUpdate
         return try await transaction { transaction in
             let spent = try await transaction.query(
@@ -42,6 +60,7 @@ extension ServerStorage {
             guard try await Self.spend(token, in: transaction) else { return .tokenSpent }
             try await transaction.query(
                 "DELETE FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId), .text(method.name))
+            try await Self.appendAudit([origin.event(.methodDeleted, account: userId) { $0.method = method }], in: transaction)
             return .done
         }
     }

@@ -64,11 +64,14 @@ extension ServerStorage {
     }
 
     /// One verification attempt: counts it against the address and identifier limits, then checks the code
-    /// with `matches` (constant time) and records the outcome, all in one transaction.
+    /// with `matches` (constant time) and records the outcome, all in one transaction, with its audit row:
+    /// `tokenIssued` (for a token expiring `tokenLifetime` seconds after `origin.at`), `otpFailed` or
+    /// `otpExhausted`.
     func verifyFlow(
-        id: String, address: String, limits: ServerConfiguration.RateLimits, maximumWrongAttempts: Int, now: Int64,
-        matches: @escaping @Sendable ([UInt8]) -> Bool
+        id: String, address: String, limits: ServerConfiguration.RateLimits, maximumWrongAttempts: Int,
+        tokenLifetime: Int64, origin: AuditOrigin, matches: @escaping @Sendable ([UInt8]) -> Bool
     ) async throws -> FlowVerification {
+        let now = origin.at
         let forUpdate = self.forUpdate
         return try await transaction { transaction in
             let rows = try await transaction.query(
@@ -93,19 +96,36 @@ extension ServerStorage {
             default: return .ended(reason: "the flow ended after too many wrong codes")
             }
             guard now < (try row.integer("expires_at")) else { return .ended(reason: "the flow has expired") }
+            let identifier = try row.text("identifier")
             if matches(try row.blob("code_hash")) {
                 try await transaction.query("UPDATE recovery_flows SET state = 'verified' WHERE id = ?", .text(id))
-                return .verified(identifier: try row.text("identifier"), purpose: purpose)
+                try await Self.appendAudit(
+                    [
+                        origin.event(.tokenIssued, account: identifier) {
+                            $0.flowId = id
+                            $0.purpose = purpose
+                            $0.expiresAt = now + tokenLifetime
+                        }
+                    ], in: transaction)
+                return .verified(identifier: identifier, purpose: purpose)
             }
             let wrong = Int(try row.integer("wrong_attempts")) + 1
             if wrong >= maximumWrongAttempts {
                 try await transaction.query(
                     "UPDATE recovery_flows SET wrong_attempts = ?, state = 'ended' WHERE id = ?",
                     .integer(Int64(wrong)), .text(id))
+                try await Self.appendAudit([origin.event(.otpExhausted, account: identifier) { $0.flowId = id }], in: transaction)
                 return .ended(reason: "too many wrong codes: the flow has ended")
             }
             try await transaction.query(
                 "UPDATE recovery_flows SET wrong_attempts = ? WHERE id = ?", .integer(Int64(wrong)), .text(id))
+            try await Self.appendAudit(
+                [
+                    origin.event(.otpFailed, account: identifier) {
+                        $0.flowId = id
+                        $0.remaining = maximumWrongAttempts - wrong
+                    }
+                ], in: transaction)
             return .wrongCode(remaining: maximumWrongAttempts - wrong)
         }
     }

@@ -53,7 +53,9 @@ extension ServerStorage {
     /// open → done for a DKG session, storing the custodian's new signing share in the same transaction.
     /// - Returns: `false` when the session is no longer open (already finished, or raced).
     /// - Throws: 409 when the client already has a signing set: a DKG never replaces a wallet.
-    func completeDKG(id: String, share: SealedSigningShare, clientId: String, now: Int64) async throws -> Bool {
+    func completeDKG(id: String, share: SealedSigningShare, clientId: String, now: Int64, created: AuditEvent) async throws
+        -> Bool
+    {
         try await transaction { transaction in
             guard try await Self.advance(transaction, id: id, now: now) else { return false }
             try await transaction.lock("signing shares \(clientId)")
@@ -64,6 +66,7 @@ extension ServerStorage {
                 "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)",
                 .text(clientId), .integer(Int64(share.partyIndex)), .text(share.setId), .integer(Int64(share.generation)),
                 .blob(share.sealedRecord))
+            try await Self.appendAudit([created], in: transaction)
             return true
         }
     }
@@ -72,7 +75,9 @@ extension ServerStorage {
     /// signature share, and only if the custodian's signing set is still the one the session signs for.
     /// - Returns: `false` when the session is no longer open: the nonce was used (`nonceReused`).
     /// - Throws: 409 when the custodian's signing set changed (a recovery) since the session opened.
-    func completeSigning(id: String, clientId: String, setId: String, now: Int64) async throws -> Bool {
+    func completeSigning(id: String, clientId: String, setId: String, now: Int64, released: AuditEvent) async throws
+        -> Bool
+    {
         try await transaction { transaction in
             guard try await Self.advance(transaction, id: id, now: now) else { return false }
             let current = try await transaction.query(
@@ -81,6 +86,7 @@ extension ServerStorage {
             guard current == [setId] else {
                 throw APIError.conflict("the custodian's signing set changed since this signing session opened")
             }
+            try await Self.appendAudit([released], in: transaction)
             return true
         }
     }

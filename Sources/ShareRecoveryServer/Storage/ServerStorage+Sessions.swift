@@ -46,7 +46,8 @@ extension ServerStorage {
     /// is open or finished (and not expired), a backup or recovery of the account is running from some
     /// device, and this one is refused with 409 `operationInProgress`; the check and the insert share
     /// one transaction under the client's lock, so two servers on one database cannot both admit one.
-    func createSession(_ session: SessionRecord, now: Int64) async throws {
+    /// `started` is its audit row.
+    func createSession(_ session: SessionRecord, now: Int64, started: AuditEvent) async throws {
         let binding = JSONValue.object([
             ("purpose", .string(session.purpose)), ("method", .string(session.method)),
             ("plan", .string(session.planJSON)), ("dealings", .string(session.dealingsJSON)),
@@ -74,6 +75,7 @@ extension ServerStorage {
                     "a backup or recovery of this account is in progress (another device or attempt); retry when it has finished, at the latest in \(seconds) s when its session expires")
             }
             try await Self.insert(transaction, record)
+            try await Self.appendAudit([started], in: transaction)
         }
     }
 
@@ -91,10 +93,10 @@ extension ServerStorage {
 
     /// Commits a finished session: for a recovery the new signing set replaces the old one, if `confirming`
     /// (the role's rule) accepts the setIds of the current one, read under the client's lock. Confirming a
-    /// confirmed session is done already. The row stays, as done and without its sealed state, until
-    /// `retainUntil`.
+    /// confirmed session is done already (and `completed`, its audit row, is not appended again). The
+    /// row stays, as done and without its sealed state, until `retainUntil`.
     func confirmSession(
-        id: String, newShares: [SealedSigningShare]?, now: Int64, retainUntil: Int64,
+        id: String, newShares: [SealedSigningShare]?, now: Int64, retainUntil: Int64, completed: AuditEvent,
         confirming: @escaping @Sendable ([SetID]) throws -> Void
     ) async throws -> SingleUseWrite {
         let forUpdate = self.forUpdate
@@ -133,12 +135,13 @@ extension ServerStorage {
             // Kept answerable long after its lifetime: a device that was cut off learns it was confirmed.
             try await transaction.query(
                 "UPDATE protocol_sessions SET expires_at = ? WHERE id = ?", .integer(max(retainUntil, now)), .text(id))
+            try await Self.appendAudit([completed], in: transaction)
             return .done
         }
     }
 
-    /// Deletes an open or finished session; a confirmed one stays.
-    func deleteSession(id: String) async throws -> SessionDeletion {
+    /// Deletes an open or finished session, with its audit row `aborted`; a confirmed one stays.
+    func deleteSession(id: String, aborted: AuditEvent) async throws -> SessionDeletion {
         let forUpdate = self.forUpdate
         return try await transaction { transaction in
             guard
@@ -148,6 +151,7 @@ extension ServerStorage {
             else { return .notFound }
             if try row.text("state") == ProtocolSessionRecord.State.done.rawValue { return .confirmed }
             try await transaction.query("DELETE FROM protocol_sessions WHERE id = ?", .text(id))
+            try await Self.appendAudit([aborted], in: transaction)
             return .deleted
         }
     }

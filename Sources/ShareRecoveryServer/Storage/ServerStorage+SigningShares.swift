@@ -12,7 +12,8 @@ struct SealedSigningShare: Sendable {
 /// The custodian's signing shares per client, sealed under the master key.
 extension ServerStorage {
     /// Adds or replaces one party's signing share; a share of another set first drops the old set.
-    func registerSigningShare(clientId: String, share: SealedSigningShare) async throws {
+    /// Audited as `walletRegistered`.
+    func registerSigningShare(clientId: String, share: SealedSigningShare, origin: AuditOrigin) async throws {
         try await transaction { transaction in
             try await transaction.lock("signing shares \(clientId)")
             try await transaction.query(
@@ -26,6 +27,13 @@ extension ServerStorage {
                 .text(clientId), .integer(Int64(share.partyIndex)), .text(share.setId),
                 .integer(Int64(share.generation)),
                 .blob(share.sealedRecord))
+            try await Self.appendAudit(
+                [
+                    origin.event(.walletRegistered, account: clientId) {
+                        $0.setId = share.setId
+                        $0.generation = share.generation
+                    }
+                ], in: transaction)
         }
     }
 
