@@ -15,7 +15,7 @@ struct OpenAPITests {
         "GET /health",
         "PUT /users/{userId}/user-backup-share", "GET /users/{userId}/user-backup-share",
         "DELETE /users/{userId}/user-backup-share",
-        "GET /users/{userId}/recovery-methods",
+        "GET /users/{userId}/recovery-methods", "GET /users/{userId}/audit-events",
         "POST /webhook/backup", "POST /webhook/backup/fetch", "POST /webhook/backup/delete",
         "POST /recovery/flows", "POST /recovery/flows/{flowId}/verify",
         "GET /custodian/key", "POST /custodian/wallets",
@@ -156,6 +156,7 @@ struct OpenAPITests {
                 ).status == 204)
             #expect(try await world.send(.GET, "/health").status == 200)
             #expect(try await world.send(.GET, "/custodian/key").status == 200)
+            #expect(try await world.send(.GET, "/users/spec/audit-events?limit=5", headers: world.webhookHeaders).status == 200)
             // The wallet's birth by DKG and one signature with the custodian as party 2.
             let sign = try await world.token(for: "spec-wallet", purpose: "sign")
             let device = try await WalletWire.createWallet(

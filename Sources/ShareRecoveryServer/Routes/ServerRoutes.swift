@@ -14,6 +14,7 @@ struct ServerRoutes: Sendable {
     func register(on router: Router<ServerRequestContext>) {
         router.get("/health") { _, _ in JSONResponse.json(.object([("status", .string("ok"))])) }
         router.addRoutes(integratorRoutes, atPath: "/users")
+        router.addRoutes(auditRoutes, atPath: "/users")
         router.addRoutes(webhookRoutes, atPath: "/webhook")
         router.addRoutes(flowRoutes, atPath: "/recovery/flows")
         router.addRoutes(sessionRoutes, atPath: "/recovery/sessions")
