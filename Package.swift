@@ -118,7 +118,12 @@ let package = Package(
             name: "RecoveryKitTests", dependencies: ["RecoveryKit", "ShareCrypto", "ShareRecovery", "TestSupport"],
             resources: [.copy("Vectors")]),
         .testTarget(
-            name: "CLITests", dependencies: ["ShareRecovery", "ShareCrypto", "TestSupport", "share-recovery", "recovery-bench"]),
+            name: "CLITests",
+            dependencies: [
+                "ShareRecovery", "ShareCrypto", "TestSupport", "share-recovery", "recovery-bench",
+                // The audit tests write and damage a server database directly.
+                "ShareRecoveryServer", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "ShareRecoveryHTTPTests",
             dependencies: [

@@ -31,6 +31,8 @@ struct ShareRecoveryCLI {
             fail(code: error.code.rawValue, error.reason)
         } catch let error as OTPDeliveryError {
             fail(code: error.code.rawValue, error.reason)
+        } catch let error as AuditChainError {
+            fail(code: error.code.rawValue, error.reason)
         } catch let error as CLIError {
             fail(code: error.code, error.message, status: error.isUsage ? 2 : 1)
         } catch {

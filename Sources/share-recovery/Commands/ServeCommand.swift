@@ -27,13 +27,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "File the one-time codes are appended to (JSON lines).") var otpFile = "share-recovery-otp.jsonl"
     @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
 
+    /// A `--database` value: a PostgreSQL URL, else an SQLite path.
+    static func database(_ text: String) -> ServerConfiguration.Database {
+        text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") ? .postgres(url: text) : .sqlite(path: text)
+    }
+
     func run() async throws {
         var logger = Logger(label: "share-recovery-server")
         logger.logLevel = .info
         let configuration = ServerConfiguration(
             host: host, port: port,
-            database: database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")
-                ? .postgres(url: database) : .sqlite(path: database),
+            database: Self.database(database),
             masterKey: masterKeyFile.map { .file(path: $0) }, webhookSecret: webhookSecretFile.map { .file(path: $0) },
             webhookBase: webhookBase,
             otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
