@@ -122,7 +122,7 @@ struct AuditTrailTests {
             let recoveryOpen = try await client.openResponse(purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
             try #require(recoveryOpen.status == 201)
             let recovery = try client.opened(recoveryOpen, ownShare: backup.newShare)
-            let opened = try await audit.appended([.custodianSharesServed, .recoveryStarted], by: recoveryOpen, account: alice, viaWebhook: 1)
+            let opened = try await audit.appended([.custodianSharesServed, .recoveryStarted], by: recoveryOpen, account: alice)
             #expect(opened.first?.detail == #"{"count":\#(shareValues.count)}"#)
             #expect(opened.last?.detail == #"{"sessionId":"\#(recovery.sessionId)","method":"PASSWORD"}"#)
             try await audit.appended([], by: try await client.finish(recovery, token: recover), account: alice)
@@ -141,7 +141,7 @@ struct AuditTrailTests {
             let stranger = try Fixtures.backupSet()[0]
             let refused = try await client.openResponse(purpose: "recovery", method: .password, ownShare: stranger, token: recover)
             #expect(refused.status == 404 && refused.errorCode == "noMatchingShare")
-            let refusedRows = try await audit.appended([.custodianSharesServed, .recoveryFailed], by: refused, account: alice, viaWebhook: 1)
+            let refusedRows = try await audit.appended([.custodianSharesServed, .recoveryFailed], by: refused, account: alice)
             #expect(refusedRows.last?.detail.hasSuffix(#","method":"PASSWORD","step":"open","reason":"noMatchingShare"}"#) == true)
             let badBackup = try await client.openResponse(purpose: "backup", method: .passkey, ownShare: backup.newShare, token: add)
             #expect(badBackup.status == 400)
@@ -582,12 +582,12 @@ final class AuditWatcher {
     /// Moves past every row so far.
     func skip() async throws { seen = try await world.auditRows().count }
 
-    /// The rows appended since the last look: exactly `kinds`, all of `account`; the last
-    /// `kinds.count - viaWebhook` of them carry the response's request id (the first `viaWebhook` were
-    /// appended by the server's own call to its webhook, a request of its own).
+    /// The rows appended since the last look: exactly `kinds`, all of `account`, all carrying the
+    /// response's request id (rows appended by the server's own webhook call for that request too:
+    /// the call sends the request's id on).
     @discardableResult
     func appended(
-        _ kinds: [AuditEventKind], by response: APIResponse? = nil, account: String, viaWebhook: Int = 0,
+        _ kinds: [AuditEventKind], by response: APIResponse? = nil, account: String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> [AuditRow] {
         let rows = Array(try await world.auditRows().dropFirst(seen))
@@ -597,8 +597,8 @@ final class AuditWatcher {
         if let response {
             let requestId = response.headers.first { $0.0.lowercased() == "x-request-id" }?.1
             #expect(requestId != nil, sourceLocation: sourceLocation)
-            #expect(rows.dropFirst(viaWebhook).allSatisfy { $0.requestId == requestId }, sourceLocation: sourceLocation)
-            #expect(rows.prefix(viaWebhook).allSatisfy { $0.requestId != requestId }, sourceLocation: sourceLocation)
+            // The server's own webhook call for the request carries the request's id too.
+            #expect(rows.allSatisfy { $0.requestId == requestId }, sourceLocation: sourceLocation)
         }
         return rows
     }

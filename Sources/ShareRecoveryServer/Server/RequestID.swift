@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import ShareCrypto
+import ShareRecovery
 
 /// The per-request id: an incoming `X-Request-Id` when it is well formed (a proxy's or a client's,
 /// so one id follows a request across systems), else a fresh random one. It is echoed in the
@@ -37,8 +38,10 @@ enum RequestID {
     }
 }
 
-/// Sets ``ServerRequestContext/requestId`` and echoes it. The outermost middleware, so the error
-/// middleware's answers carry the header too.
+/// Sets ``ServerRequestContext/requestId``, echoes it, and runs the request under an
+/// `OperationContext` of that id, so that the calls the server makes on the request's behalf (the
+/// integrator's fetch webhook, through the HTTP transport) send it on. The outermost middleware, so
+/// the error middleware's answers carry the header too.
 struct RequestIDMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
 
@@ -46,9 +49,13 @@ struct RequestIDMiddleware: RouterMiddleware {
         -> Response
     {
         var context = context
-        context.requestId = RequestID.accepted(request) ?? RequestID.generate()
-        var response = try await next(request, context)
-        response.headers[RequestID.header] = context.requestId
+        let requestId = RequestID.accepted(request) ?? RequestID.generate()
+        context.requestId = requestId
+        // The calls the server makes for this request (the integrator's webhook) carry the same id.
+        var response = try await OperationContext.$current.withValue(OperationContext(requestId: requestId)) {
+            try await next(request, context)
+        }
+        response.headers[RequestID.header] = requestId
         return response
     }
 }
