@@ -56,14 +56,14 @@ extension RecoveryEngine {
         return outcome
     }
 
-    /// Records a session id of our choosing, opens the session under it, checks the custodian's plan
-    /// against our own share, deals, and receives our new share. The record comes first, so a cut at
-    /// any moment leaves an id the next start can settle (a session that never opened settles as
-    /// abandoned).
+    /// Records a session id of our choosing, opens the session under it, and runs the client's role
+    /// on the custodian's offer (``ResharingClient``: the plan checked against our own share, our
+    /// dealing, our new share). The record comes first, so a cut at any moment leaves an id the next
+    /// start can settle (a session that never opened settles as abandoned).
     func reshareWithCustodian(
-        _ request: ResharingSessionRequest, ownShare: ShareRecord, expectedKind: SetKind
-    ) async throws -> (ResharingSessionOffer, Dealing, ShareRecord) {
-        let purpose: PendingSession.Purpose = expectedKind == .backup ? .backup : .recovery
+        _ request: ResharingSessionRequest, ownShare: ShareRecord, newKind: SetKind
+    ) async throws -> (sessionId: String, dealt: ResharingClient.Dealt) {
+        let purpose: PendingSession.Purpose = newKind == .backup ? .backup : .recovery
         let chosen = PendingSession(sessionId: Hex.encode(configuration.random.bytes(count: 16)), purpose: purpose)
         try await configuration.shareStore.recordPendingSession(chosen)
         let offer = try await abandoningOnFailure(chosen) {
@@ -74,22 +74,11 @@ extension RecoveryEngine {
         }
         // A custodian may choose its own id; then that one is on record.
         let pending = PendingSession(sessionId: offer.sessionId, purpose: purpose)
-        let (ownDealing, newShare) = try await abandoningOnFailure(pending) {
+        let dealt = try await abandoningOnFailure(pending) {
             if pending != chosen { try await configuration.shareStore.recordPendingSession(pending) }
-            let plan = offer.plan
-            let generationOK = expectedKind == .backup ? plan.newGeneration == ownShare.generation : plan.newGeneration > ownShare.generation
-            guard plan.oldSet.isSameSet(as: ownShare.publicDescription), plan.dealers.contains(ownShare.partyIndex),
-                plan.newKind == expectedKind, generationOK, plan.newThreshold == ownShare.threshold,
-                plan.newParties == ownShare.parties
-            else {
-                throw ShareRecoveryError(.invalidParameters, "the custodian proposed a plan for another set or shape")
-            }
-            let ownDealing = try ResharingDealer.deal(share: ownShare, plan: plan, using: configuration.random)
-            let newShare = try ResharingReceiver.receive(
-                partyIndex: ownShare.partyIndex, plan: plan, dealings: offer.custodianDealings + [ownDealing])
-            return (ownDealing, newShare)
+            return try ResharingClient.accept(offer: offer, ownShare: ownShare, newKind: newKind, using: configuration.random)
         }
-        return (offer, ownDealing, newShare)
+        return (offer.sessionId, dealt)
     }
 
     /// Runs `body`; if it fails, anything staged is discarded and the session abandoned (its record
@@ -136,7 +125,7 @@ extension RecoveryEngine {
     func confirmSettling(_ pending: PendingSession) async -> ConfirmOutcome {
         let confirmed: Result<Void, any Error>
         do {
-            try Self.checkCancellation()
+            try RecoveryPipeline.checkCancellation()
             try await configuration.custodian.confirmSession(id: pending.sessionId)
             confirmed = .success(())
         } catch {

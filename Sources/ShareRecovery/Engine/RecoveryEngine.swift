@@ -90,20 +90,17 @@ public struct RecoveryEngine: Sendable {
         guard let signing = try await configuration.shareStore.currentShare() else {
             throw ShareRecoveryError(.notFound, "no signing share is stored on this device")
         }
-        let (offer, ownDealing, newShare) = try await reshareWithCustodian(
+        let (sessionId, dealt) = try await reshareWithCustodian(
             .init(clientId: configuration.userId, purpose: .backup(method), clientShare: signing), ownShare: signing,
-            expectedKind: .backup)
-        let pending = PendingSession(sessionId: offer.sessionId, purpose: .backup)
-        let (result, cipherText) = try await abandoningOnFailure(pending) {
-            let result = try await configuration.custodian.finishSession(
-                id: offer.sessionId, clientDealing: outgoing(ownDealing, keeping: newShare.partyIndex))
-            guard result.newCommitments == newShare.commitments else {
-                throw ShareRecoveryError(.publicKeyMismatch, "the custodian computed other commitments for the backup set")
-            }
+            newKind: .backup)
+        let pending = PendingSession(sessionId: sessionId, purpose: .backup)
+        let (result, newShare, cipherText) = try await abandoningOnFailure(pending) {
+            let result = try await configuration.custodian.finishSession(id: sessionId, clientDealing: dealt.outgoingDealing)
+            let newShare = try dealt.finish(result: result)
             let cipherText = try CipherText.encrypt(
                 newShare, method: method, secret: try secret(newShare), argon2: configuration.argon2, keyId: keyId,
                 using: configuration.random)
-            return (result, cipherText)
+            return (result, newShare, cipherText)
         }
         // A failure from here on abandons the session too, so a retry is not refused as in progress
         // until the session expires. (The signing set is unchanged by a backup: nothing to undo.)
@@ -164,18 +161,15 @@ public struct RecoveryEngine: Sendable {
 
         progress(.recoveringSigningShare)
         let request = ResharingSessionRequest(clientId: configuration.userId, purpose: .recovery(method), clientShare: userShare)
-        let (offer, ownDealing, newShare) = try await reshareWithCustodian(request, ownShare: userShare, expectedKind: .signing)
+        let (sessionId, dealt) = try await reshareWithCustodian(request, ownShare: userShare, newKind: .signing)
         let custodian = configuration.custodian
-        let pending = PendingSession(sessionId: offer.sessionId, purpose: .recovery)
+        let pending = PendingSession(sessionId: sessionId, purpose: .recovery)
         let verified = try await abandoningOnFailure(pending) {
-            try Self.checkCancellation()
+            try RecoveryPipeline.checkCancellation()
             progress(.generatingShare)
-            let result = try await custodian.finishSession(
-                id: offer.sessionId, clientDealing: outgoing(ownDealing, keeping: newShare.partyIndex))
-            guard result.newCommitments == newShare.commitments else {
-                throw ShareRecoveryError(.publicKeyMismatch, "the custodian computed other commitments for the new set")
-            }
-            try Self.checkCancellation()
+            let result = try await custodian.finishSession(id: sessionId, clientDealing: dealt.outgoingDealing)
+            let newShare = try dealt.finish(result: result)
+            try RecoveryPipeline.checkCancellation()
             let verified = try RecoveryPipeline.verifyNewShares([newShare], from: userShare, progress: progress)[0]
 
             progress(.storingShare)
@@ -291,16 +285,5 @@ public struct RecoveryEngine: Sendable {
             if OperationContext.current != nil { return try await body() }
             return try await OperationContext.$current.withValue(OperationContext()) { try await body() }
         }
-    }
-
-    /// Our dealing as sent to the custodian: without our own sub-share, which never leaves the device.
-    func outgoing(_ dealing: Dealing, keeping ownIndex: Int) -> Dealing {
-        Dealing(
-            dealerIndex: dealing.dealerIndex, commitments: dealing.commitments,
-            subShares: dealing.subShares.filter { $0.key != ownIndex })
-    }
-
-    static func checkCancellation() throws(ShareRecoveryError) {
-        if Task.isCancelled { throw ShareRecoveryError(.cancelled, "the operation was cancelled") }
     }
 }

@@ -57,6 +57,6 @@ enum RecoveryPipeline {
     }
 
     static func checkCancellation() throws(ShareRecoveryError) {
-        if Task.isCancelled { throw ShareRecoveryError(.cancelled, "the recovery was cancelled") }
+        if Task.isCancelled { throw ShareRecoveryError(.cancelled, "the operation was cancelled") }
     }
 }
