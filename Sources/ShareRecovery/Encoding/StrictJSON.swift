@@ -347,47 +347,56 @@ public enum JSONWriter {
 }
 
 /// Reads the members of one JSON object exactly: every expected key present (optional ones may be
-/// absent), nothing else, each of the right type. All failures carry one error code chosen by the caller.
-struct StrictObject {
+/// absent), nothing else, each of the right type. All failures carry one error code chosen by the
+/// caller, and every reason starts with the caller's context (e.g. the operation whose answer it is).
+/// The engine's formats and ShareRecoveryHTTP's reading of server answers both use it.
+package struct StrictObject {
     private var members: [String: JSONValue]
     private let failure: ShareRecoveryError.Code
+    private let context: String
 
     /// - Parameters:
     ///   - value: The JSON value, which must be an object.
     ///   - required: Keys that must be present.
     ///   - optional: Keys that may be present (never as `null`).
     ///   - failure: The code for any shape problem.
-    init(_ value: JSONValue, required: [String], optional: [String] = [], failure: ShareRecoveryError.Code)
-        throws(ShareRecoveryError)
-    {
+    ///   - context: Put before every reason (`"fetch cipherText: "`); empty for the formats.
+    package init(
+        _ value: JSONValue, required: [String], optional: [String] = [], failure: ShareRecoveryError.Code, context: String = ""
+    ) throws(ShareRecoveryError) {
         self.failure = failure
-        guard case .object(let list) = value else { throw ShareRecoveryError(failure, "expected a JSON object") }
+        self.context = context
+        // `self` is not whole yet: the reasons are built from the arguments.
+        func problem(_ reason: String) -> ShareRecoveryError { ShareRecoveryError(failure, context + reason) }
+        guard case .object(let list) = value else { throw problem("expected a JSON object") }
         var map: [String: JSONValue] = [:]
         for (key, member) in list { map[key] = member }
         let allowed = Set(required + optional)
         if let unknown = map.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw ShareRecoveryError(failure, "unknown field \"\(unknown)\"")
+            throw problem("unknown field \"\(unknown)\"")
         }
         if let missing = required.first(where: { map[$0] == nil }) {
-            throw ShareRecoveryError(failure, "missing field \"\(missing)\"")
+            throw problem("missing field \"\(missing)\"")
         }
         members = map
     }
 
-    func has(_ key: String) -> Bool { members[key] != nil }
+    private func problem(_ reason: String) -> ShareRecoveryError { ShareRecoveryError(failure, context + reason) }
+
+    package func has(_ key: String) -> Bool { members[key] != nil }
 
     /// Any member, as it is.
-    func value(_ key: String) throws(ShareRecoveryError) -> JSONValue {
-        guard let value = members[key] else { throw ShareRecoveryError(failure, "missing field \"\(key)\"") }
+    package func value(_ key: String) throws(ShareRecoveryError) -> JSONValue {
+        guard let value = members[key] else { throw problem("missing field \"\(key)\"") }
         return value
     }
 
-    func string(_ key: String) throws(ShareRecoveryError) -> String {
-        guard case .string(let text)? = members[key] else { throw ShareRecoveryError(failure, "\"\(key)\" must be a string") }
+    package func string(_ key: String) throws(ShareRecoveryError) -> String {
+        guard case .string(let text)? = members[key] else { throw problem("\"\(key)\" must be a string") }
         return text
     }
 
-    func optionalString(_ key: String) throws(ShareRecoveryError) -> String? {
+    package func optionalString(_ key: String) throws(ShareRecoveryError) -> String? {
         guard members[key] != nil else { return nil }
         return try string(key)
     }
@@ -395,12 +404,12 @@ struct StrictObject {
     /// A non-negative JSON integer (digits only: no sign, fraction or exponent) up to `maximum`;
     /// larger values are a range problem and get `rangeFailure`.
     func integer(_ key: String, maximum: UInt64, rangeFailure: ShareRecoveryError.Code) throws(ShareRecoveryError) -> UInt64 {
-        guard case .number(let text)? = members[key] else { throw ShareRecoveryError(failure, "\"\(key)\" must be a number") }
+        guard case .number(let text)? = members[key] else { throw problem("\"\(key)\" must be a number") }
         if text.hasPrefix("-"), text.dropFirst().allSatisfy(\.isASCIIDigit) {
             throw ShareRecoveryError(rangeFailure, "\"\(key)\" must not be negative")
         }
         guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else {
-            throw ShareRecoveryError(failure, "\"\(key)\" must be a JSON integer")
+            throw problem("\"\(key)\" must be a JSON integer")
         }
         guard let value = UInt64(text), value <= maximum else {
             throw ShareRecoveryError(rangeFailure, "\"\(key)\" is out of range")
@@ -408,30 +417,30 @@ struct StrictObject {
         return value
     }
 
-    func array(_ key: String) throws(ShareRecoveryError) -> [JSONValue] {
-        guard case .array(let elements)? = members[key] else { throw ShareRecoveryError(failure, "\"\(key)\" must be an array") }
+    package func array(_ key: String) throws(ShareRecoveryError) -> [JSONValue] {
+        guard case .array(let elements)? = members[key] else { throw problem("\"\(key)\" must be an array") }
         return elements
     }
 
-    func stringArray(_ key: String) throws(ShareRecoveryError) -> [String] {
+    package func stringArray(_ key: String) throws(ShareRecoveryError) -> [String] {
         var out: [String] = []
         for element in try array(key) {
-            guard case .string(let text) = element else { throw ShareRecoveryError(failure, "\"\(key)\" must hold strings") }
+            guard case .string(let text) = element else { throw problem("\"\(key)\" must hold strings") }
             out.append(text)
         }
         return out
     }
 
     /// Lowercase hex of exactly `count` bytes.
-    func hex(_ key: String, count: Int) throws(ShareRecoveryError) -> [UInt8] {
-        try StrictObject.hex(try string(key), count: count, field: key, failure: failure)
+    package func hex(_ key: String, count: Int) throws(ShareRecoveryError) -> [UInt8] {
+        try StrictObject.hex(try string(key), count: count, field: key, failure: failure, context: context)
     }
 
-    static func hex(_ text: String, count: Int, field: String, failure: ShareRecoveryError.Code) throws(ShareRecoveryError)
-        -> [UInt8]
+    static func hex(_ text: String, count: Int, field: String, failure: ShareRecoveryError.Code, context: String = "")
+        throws(ShareRecoveryError) -> [UInt8]
     {
         guard let bytes = Hex.decode(text), bytes.count == count else {
-            throw ShareRecoveryError(failure, "\"\(field)\" must be \(count * 2) lowercase hex digits")
+            throw ShareRecoveryError(failure, context + "\"\(field)\" must be \(count * 2) lowercase hex digits")
         }
         return bytes
     }
