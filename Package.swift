@@ -104,10 +104,11 @@ let package = Package(
             path: "Benchmarks/RecoveryBench"
         ),
         // A child process for the crash tests: stores generations until it is killed.
-        .executableTarget(name: "share-store-harness", dependencies: ["ShareRecovery"], path: "Tests/Harness/ShareStoreHarness"),
+        .executableTarget(name: "share-store-harness", dependencies: ["ShareRecovery", "ShareCrypto"], path: "Tests/Harness/ShareStoreHarness"),
 
-        // Helpers every test target may share (vector files and their formats); linked into tests only.
-        .target(name: "TestSupport", dependencies: ["ShareCrypto"], path: "Tests/TestSupport"),
+        // Helpers every test target may share (vector files and their formats, an engine world in
+        // process, a status log, a seeded generator); linked into tests only.
+        .target(name: "TestSupport", dependencies: ["ShareCrypto", "ShareRecovery"], path: "Tests/TestSupport"),
         .testTarget(name: "ShareCryptoTests", dependencies: ["ShareCrypto", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(
             name: "ShareRecoveryTests",
@@ -127,7 +128,7 @@ let package = Package(
         .testTarget(
             name: "ShareRecoveryHTTPTests",
             dependencies: [
-                "ShareRecoveryHTTP", "ShareRecovery", "ShareCrypto",
+                "ShareRecoveryHTTP", "ShareRecovery", "ShareCrypto", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,50 +1,14 @@
 import RecoveryKit
 import ShareCrypto
 import ShareRecovery
+import TestSupport
 import Testing
 
 /// Kits as a recovery method of the engine's lifecycle: listed, recovered from, voided by a new kit
 /// or a typed recovery code, deleted, and spent by a recovery.
 @Suite("Recovery kits in the lifecycle")
 struct RecoveryKitLifecycleTests {
-    struct World {
-        let integrator = InMemoryIntegrator()
-        let custodian: LocalCustodian
-        let engine: RecoveryEngine
-        let signing: [ShareRecord]
-
-        init(curve: Curve = .secp256k1, seed: String) async throws {
-            let random = DeterministicRandom(seed: Array(seed.utf8))
-            signing = try KeyGeneration.generate(curve: curve, walletId: "w-kit", using: random)
-            custodian = LocalCustodian(key: SealingKeyPair(using: random), shareSource: integrator, random: random)
-            await custodian.register(signingShares: Array(signing.dropFirst()), clientId: "user-kit")
-            engine = RecoveryEngine(
-                configuration: .init(
-                    userId: "user-kit", custodian: custodian, shareStore: InMemorySigningShareStore(current: signing[0]),
-                    cipherTextSource: integrator, cipherTextStore: integrator, custodianBackupSink: integrator,
-                    argon2: .minimum, random: random))
-        }
-
-        /// A new device after the loss: empty store, same integrator and custodian.
-        func newDevice() -> (RecoveryEngine, InMemorySigningShareStore) {
-            let store = InMemorySigningShareStore()
-            var configuration = engine.configuration
-            configuration.shareStore = store
-            return (RecoveryEngine(configuration: configuration), store)
-        }
-
-        /// The custodian backup shares the integrator holds for a method.
-        func custodianShares(_ method: BackupMethod) async -> [CustodianBackupShare] {
-            await integrator.fetchBackupShares(clientId: "user-kit").compactMap { try? CustodianBackupShare(json: $0) }
-                .filter { $0.backupMethod == method }
-        }
-    }
-
-    final class StatusLog: Sendable {
-        private let statuses = Locked<[RecoveryStatus]>([])
-        func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
-        var all: [RecoveryStatus] { statuses.withLock { $0 } }
-    }
+    typealias World = EngineWorld
 
     static let twoOfThree = [SLIP39.Group(memberThreshold: 2, memberCount: 3)]
     static let passphrase = SecureBytes(copying: Array("paper kit".utf8))
@@ -94,7 +58,7 @@ struct RecoveryKitLifecycleTests {
         #expect(try await world.engine.listRecoveryMethods() == [.recoveryKit])
 
         // The old kit's set has no custodian share left, and the stored cipherText is the new kit's.
-        let candidates = await world.integrator.fetchBackupShares(clientId: "user-kit")
+        let candidates = await world.integrator.fetchBackupShares(clientId: world.userId)
         #expect(throws: ShareRecoveryError(.noMatchingShare, "")) {
             try BackupShareKit.userShare(masterSecret: oldSecret, custodianShares: candidates)
         }
@@ -143,7 +107,7 @@ struct RecoveryKitLifecycleTests {
     @Test func aBadLayoutStoresNothing() async throws {
         let world = try await World(seed: "kit layout")
         try await world.engine.backup(method: .password, secret: .text("hunter2"))
-        let before = await world.integrator.fetchBackupShares(clientId: "user-kit")
+        let before = await world.integrator.fetchBackupShares(clientId: world.userId)
         await #expect(throws: RecoveryKitError(.multipleMembersWithThresholdOne, "")) {
             try await world.engine.createRecoveryKit(groups: [SLIP39.Group(memberThreshold: 1, memberCount: 2)])
         }
@@ -151,7 +115,7 @@ struct RecoveryKitLifecycleTests {
             try await world.engine.createRecoveryKit(passphrase: SecureBytes(copying: [0x0A]))
         }
         #expect(try await world.engine.listRecoveryMethods() == [.backup(.password)])
-        #expect(await world.integrator.fetchBackupShares(clientId: "user-kit") == before)
+        #expect(await world.integrator.fetchBackupShares(clientId: world.userId) == before)
     }
 
     /// The documented derivation, done by hand as another implementation would: the combined master
@@ -163,7 +127,7 @@ struct RecoveryKitLifecycleTests {
         let secret = try SLIP39.combine([kit[0][0], kit[0][1]])
         let code = Hex.encode(secret.revealedBytes())
         #expect(code == code.lowercased() && code.count == 64)
-        let stored = try CipherText(base64: try await world.integrator.fetchCipherText(userId: "user-kit", method: .recoveryCode))
+        let stored = try CipherText(base64: try await world.integrator.fetchCipherText(userId: world.userId, method: .recoveryCode))
         #expect(stored.method == .recoveryCode && stored.keyId == "slip39-kit")
         let userShare = try stored.decrypt(secret: .text(code))
         #expect(userShare.secret?.rawRepresentation == secret)

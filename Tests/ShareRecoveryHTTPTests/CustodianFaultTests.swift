@@ -5,6 +5,7 @@ import NIOCore
 import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
+import TestSupport
 import Testing
 
 /// Recovery over HTTP while the custodian misbehaves at one step of its session: every failure is a
@@ -112,7 +113,7 @@ struct CustodianFaultTests {
             seed: "lost confirm answer", curve: .ed25519, root: root, middleware: lost, armed: lost.armed
         ) { setup in
             let engine = Self.engine(base: setup.base, custodianBase: setup.base, store: setup.device, random: setup.random)
-            let log = RecoveryStatusLog()
+            let log = StatusLog()
             let recovered = try await engine.recover(method: .cloudKey, secret: setup.cloudKey, progress: log.append)
             #expect(lost.hits.value == 2, "the lost confirm was sent once more")
             #expect(log.all == RecoveryStatus.sequence, "\(log.all)")
@@ -193,7 +194,7 @@ struct CustodianFaultTests {
                 closed.stop()
             }
             let engine = Self.engine(base: base, custodianBase: custodianBase, store: device, random: random)
-            let log = RecoveryStatusLog()
+            let log = StatusLog()
             let error = await #expect(throws: (any Error).self) {
                 try await engine.recover(method: .cloudKey, secret: cloudKey, progress: log.append)
             }
@@ -247,13 +248,6 @@ struct CustodianFaultTests {
                     transport: transport),
                 argon2: .minimum, random: random))
     }
-}
-
-/// Statuses a recovery reported, in order.
-final class RecoveryStatusLog: Sendable {
-    private let statuses = Locked<[RecoveryStatus]>([])
-    func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
-    var all: [RecoveryStatus] { statuses.withLock { $0 } }
 }
 
 /// A flag the test flips once its setup is done.

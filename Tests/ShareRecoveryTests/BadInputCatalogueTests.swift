@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 @testable import ShareRecovery

@@ -5,6 +5,7 @@
 #endif
 import Foundation
 import ShareCrypto
+import TestSupport
 import Testing
 
 @testable import ShareRecovery
@@ -74,11 +75,4 @@ struct DiskFullRecoveryTests {
         #expect(recovered.generation == 1 && recovered.publicKey == signing[0].publicKey)
         #expect(try await reopened.currentShare() == recovered)
     }
-}
-
-/// Statuses a recovery reported, in order.
-final class StatusLog: Sendable {
-    private let statuses = Locked<[RecoveryStatus]>([])
-    func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
-    var all: [RecoveryStatus] { statuses.withLock { $0 } }
 }

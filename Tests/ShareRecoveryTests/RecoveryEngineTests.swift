@@ -1,4 +1,5 @@
 import ShareCrypto
+import TestSupport
 import Testing
 
 @testable import ShareRecovery
@@ -6,39 +7,7 @@ import Testing
 /// The engine against an in-process custodian and integrator.
 @Suite("Recovery engine")
 struct RecoveryEngineTests {
-    struct World {
-        let integrator = InMemoryIntegrator()
-        let custodian: LocalCustodian
-        let device: InMemorySigningShareStore
-        let engine: RecoveryEngine
-        let signing: [ShareRecord]
-
-        init(curve: Curve = .secp256k1, threshold: Int = 2, parties: Int = 2, seed: String) async throws {
-            let random = DeterministicRandom(seed: Array(seed.utf8))
-            signing = try KeyGeneration.generate(curve: curve, walletId: "w-1", threshold: threshold, parties: parties, using: random)
-            custodian = LocalCustodian(key: SealingKeyPair(using: random), shareSource: integrator, random: random)
-            await custodian.register(signingShares: Array(signing.dropFirst()), clientId: "user-1")
-            device = InMemorySigningShareStore(current: signing[0])
-            engine = RecoveryEngine(
-                configuration: .init(
-                    userId: "user-1", custodian: custodian, shareStore: device, cipherTextSource: integrator,
-                    cipherTextStore: integrator, custodianBackupSink: integrator, argon2: .minimum, random: random))
-        }
-
-        /// A new device after the loss: empty store, same integrator and custodian.
-        func newDevice() -> (RecoveryEngine, InMemorySigningShareStore) {
-            let store = InMemorySigningShareStore()
-            var configuration = engine.configuration
-            configuration.shareStore = store
-            return (RecoveryEngine(configuration: configuration), store)
-        }
-    }
-
-    final class StatusLog: Sendable {
-        private let statuses = Locked<[RecoveryStatus]>([])
-        func append(_ status: RecoveryStatus) { statuses.withLock { $0.append(status) } }
-        var all: [RecoveryStatus] { statuses.withLock { $0 } }
-    }
+    typealias World = EngineWorld
 
     @Test(arguments: Curve.allCases)
     func backupLoseRecover(curve: Curve) async throws {

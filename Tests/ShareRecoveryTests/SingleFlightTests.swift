@@ -5,6 +5,7 @@
 #endif
 import Foundation
 import ShareCrypto
+import TestSupport
 import Testing
 
 @testable import ShareRecovery
