@@ -4,7 +4,8 @@ import Testing
 
 /// Random honest and dishonest senders fed to ``FeldmanBatch``: whichever strategy decides, the
 /// culprit named must be the first claim that a plain, independent check refuses. Every case is
-/// recomputed from the seed in its failure message (`FELDMAN_BATCH_SEED=<seed>` reruns that run).
+/// recomputed from the seed, printed on every run and in each failure message
+/// (`FELDMAN_BATCH_SEED=<seed>` reruns that run).
 @Suite("Batched Feldman checks name the right culprit")
 struct BatchedFeldmanTests {
     static let seed = ProcessInfo.processInfo.environment["FELDMAN_BATCH_SEED"].flatMap(UInt64.init) ?? 0x5EED_0017
@@ -19,6 +20,7 @@ struct BatchedFeldmanTests {
 
     @Test("thousands of random claim lists: the batch names the first claim a one-by-one check refuses", arguments: Curve.allCases)
     func culpritIsTheFirstFailure(curve: Curve) throws {
+        print("BatchedFeldmanTests: \(curve), \(Self.casesPerCurve) cases, seed \(Self.seed) (FELDMAN_BATCH_SEED replays it)")
         var corruptedCases = 0
         for number in 0..<Self.casesPerCurve {
             let label = "seed \(Self.seed), \(curve) case \(number)"
