@@ -12,7 +12,7 @@ import Testing
 struct OpenAPITests {
     /// The routes of the API contract, plus /health.
     static let contract: Set<String> = [
-        "GET /health",
+        "GET /health", "GET /ready", "GET /metrics",
         "PUT /users/{userId}/user-backup-share", "GET /users/{userId}/user-backup-share",
         "DELETE /users/{userId}/user-backup-share",
         "GET /users/{userId}/recovery-methods", "GET /users/{userId}/audit-events",
@@ -102,7 +102,9 @@ struct OpenAPITests {
 
     @Test("every operation's success response validates against the spec", arguments: TestBackend.available)
     func walkEveryOperation(backend: TestBackend) async throws {
-        try await TestWorld.with(backend) { world in
+        let metricsToken = Hex.encode(SystemRandom().bytes(count: 16))
+        try await TestWorld.with(backend, configure: { $0.metricsToken = .value(SecureBytes(copying: Array(metricsToken.utf8))) }) {
+            world in
             // Recovery flows, tokens, the integrator API, webhooks and a full session: each send() checks the spec.
             let client = SessionClient(world: world, clientId: "spec")
             let signing = try KeyGeneration.generate(curve: .ed25519, walletId: "w-spec")
@@ -155,6 +157,8 @@ struct OpenAPITests {
                     headers: world.webhookHeaders
                 ).status == 204)
             #expect(try await world.send(.GET, "/health").status == 200)
+            #expect(try await world.send(.GET, "/ready").status == 200)
+            #expect(try await world.send(.GET, "/metrics", headers: world.bearer(metricsToken)).status == 200)
             #expect(try await world.send(.GET, "/custodian/key").status == 200)
             #expect(try await world.send(.GET, "/users/spec/audit-events?limit=5", headers: world.webhookHeaders).status == 200)
             // The wallet's birth by DKG and one signature with the custodian as party 2.

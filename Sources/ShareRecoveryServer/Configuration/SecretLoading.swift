@@ -34,9 +34,12 @@ enum SecretLoading {
         return key
     }
 
-    /// The webhook secret's bytes (at least 16).
+    /// The webhook secret's bytes (at least 16), or another shared secret of the same rules (`what`
+    /// names it in errors: the metrics token).
     /// - Throws: ``ServerStartError/Code/invalidConfiguration`` when the source is missing or too short.
-    static func webhookSecret(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> SecureBytes {
+    static func webhookSecret(_ source: ServerConfiguration.SecretSource, what: String = "the webhook secret")
+        throws(ServerStartError) -> SecureBytes
+    {
         let secret: SecureBytes
         switch source {
         case .value(let bytes): secret = bytes
@@ -49,7 +52,7 @@ enum SecretLoading {
         case .generatedFile(let path): secret = try trimmed(try generatedFile(path))
         }
         guard secret.count >= 16 else {
-            throw ServerStartError(.invalidConfiguration, "the webhook secret must be at least 16 bytes")
+            throw ServerStartError(.invalidConfiguration, "\(what) must be at least 16 bytes")
         }
         return secret
     }

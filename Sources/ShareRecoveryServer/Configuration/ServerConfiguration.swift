@@ -132,6 +132,10 @@ public struct ServerConfiguration: Sendable {
     public var maximumBodySize: Int
     /// OTP rate limits.
     public var rateLimits: RateLimits
+    /// The bearer token a Prometheus scraper sends to read `GET /metrics` (at least 16 bytes; the same
+    /// sources as the webhook secret). `nil` (the default): `/metrics` is off and answers 404, so an
+    /// operator turns it on knowingly; `/health` and `/ready` need no credential.
+    public var metricsToken: SecretSource?
     /// The server's logger.
     public var logger: Logger
     /// The clock (tests move it to expire flows and tokens).
@@ -174,6 +178,7 @@ public struct ServerConfiguration: Sendable {
         self.idempotencyLeaseSeconds = 60
         self.maximumBodySize = Self.defaultMaximumBodySize
         self.rateLimits = rateLimits
+        self.metricsToken = nil
         self.logger = logger
         self.clock = .system
     }

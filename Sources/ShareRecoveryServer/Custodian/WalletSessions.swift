@@ -41,6 +41,8 @@ struct WalletSessions: Sendable {
                 id: id, clientId: clientId, kind: .dkg, state: .open, publicJSON: JSONWriter.write(publicJSON),
                 sealedState: try state.sealer.seal(round2.serialized(), table: "protocol_sessions", row: [id, "dkg"]),
                 expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
+        // A DKG's start has no audit row (nothing exists until walletCreated), so it is counted here.
+        state.metrics.session("dkg", .started)
         return .object([
             ("sessionId", .string(id)), ("round1", ProtocolWire.encode(party.round1Message)),
             ("sealedSubShare", .string(Base64.encode(sealedSubShare))),
@@ -108,6 +110,7 @@ struct WalletSessions: Sendable {
                 sealedState: try state.sealer.seal(try nonce.serializedSecret(), table: "protocol_sessions", row: [id, "signing"]),
                 expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
         nonce.discard()
+        state.metrics.session("signing", .started)
         return .object([("sessionId", .string(id)), ("commitment", ProtocolWire.encode(nonce.commitment))])
     }
 

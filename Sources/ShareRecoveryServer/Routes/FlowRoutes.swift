@@ -90,10 +90,13 @@ extension ServerRoutes {
             throw APIError(
                 .unauthorized, .wrongCode, "wrong code; \(remaining) attempt\(remaining == 1 ? "" : "s") left")
         case .ended(let reason):
+            // verified, wrongCode and exhausted are counted from their audit rows once committed.
+            state.metrics.otpAttempt("flowEnded")
             throw APIError(.gone, .flowEnded, reason)
         case .notFound:
             throw APIError.notFound("no such recovery flow")
         case .rateLimited:
+            state.metrics.otpAttempt("rateLimited")
             throw rateLimited(state.configuration.rateLimits.verifyPerIdentifier.windowSeconds)
         }
     }

@@ -12,7 +12,7 @@ struct ServerRoutes: Sendable {
 
     /// Mounts every feature's routes; each feature file declares its own (docs/openapi.yaml has them all).
     func register(on router: Router<ServerRequestContext>) {
-        router.get("/health") { _, _ in JSONResponse.json(.object([("status", .string("ok"))])) }
+        registerOperations(on: router)
         router.addRoutes(integratorRoutes, atPath: "/users")
         router.addRoutes(auditRoutes, atPath: "/users")
         router.addRoutes(webhookRoutes, atPath: "/webhook")

@@ -41,10 +41,13 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// A failure on the server's side; the message is generic and details go to the log (HTTP 500).
     public static let internalError = APIErrorCode(name: "internalError")
 
+    /// `GET /ready` only: the database cannot be reached, or lacks a migration (HTTP 503).
+    public static let notReady = APIErrorCode(name: "notReady")
+
     /// The server's own codes, beside the engine's (for documentation and tests).
     public static let serverCodes: [APIErrorCode] = [
         .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .payloadTooLarge, .idempotencyKeyReused,
-        .requestInProgress, .sourceFailure, .internalError,
+        .requestInProgress, .sourceFailure, .internalError, .notReady,
     ]
 
     public var description: String { name }

@@ -58,6 +58,9 @@ public func makeServerApplication(
     do {
         let keys = try DerivedKeys(masterKey: try SecretLoading.masterKey(masterKeySource))
         let webhookSecret = try SecretLoading.webhookSecret(webhookSecretSource)
+        let metricsToken = try configuration.metricsToken.map { source throws(ServerStartError) in
+            try SecretLoading.webhookSecret(source, what: "the metrics token")
+        }
         try await storage.migrate()
         let sealer = AtRestSealer(key: keys.atRest)
         let custodianKey = try await ServerState.loadCustodianKey(
@@ -65,10 +68,12 @@ public func makeServerApplication(
         let state = ServerState(
             configuration: configuration, storage: storage, keys: keys, webhookSecret: webhookSecret,
             otpSender: configuration.otpSender ?? FileOTPSender(path: "share-recovery-otp.jsonl"),
-            custodianKey: custodianKey)
+            custodianKey: custodianKey, metricsToken: metricsToken)
 
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
+        // Outside the error middleware: a request is counted with the status its client got.
+        router.add(middleware: RequestMetricsMiddleware(metrics: state.metrics))
         router.add(middleware: ErrorMiddleware(logger: configuration.logger))
         // Inside the error middleware, so that it keeps the very answer the client gets.
         router.add(middleware: IdempotencyMiddleware(state: state))

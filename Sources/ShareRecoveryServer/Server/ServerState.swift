@@ -16,6 +16,10 @@ final class ServerState: Sendable {
     let fetcher: BackupShareFetcher
     let custodianKey: SealingKeyPair
     let logger: Logger
+    /// What `/metrics` shows; the storage above is already counted into it (``MeteredStorage``).
+    let metrics: ServerMetrics
+    /// The scraper's bearer token; `nil`: `/metrics` is off.
+    let metricsToken: SecureBytes?
     private let resolvedWebhookBase: Locked<String?>
 
     /// Five wrong codes end a flow.
@@ -24,10 +28,13 @@ final class ServerState: Sendable {
 
     init(
         configuration: ServerConfiguration, storage: any ServerStorage, keys: DerivedKeys, webhookSecret: SecureBytes,
-        otpSender: any OTPSender, custodianKey: SealingKeyPair
+        otpSender: any OTPSender, custodianKey: SealingKeyPair, metrics: ServerMetrics = ServerMetrics(),
+        metricsToken: SecureBytes? = nil
     ) {
         self.configuration = configuration
-        self.storage = storage
+        self.storage = storage is MeteredStorage ? storage : MeteredStorage(base: storage, metrics: metrics)
+        self.metrics = metrics
+        self.metricsToken = metricsToken
         sealer = AtRestSealer(key: keys.atRest)
         tokens = TokenAuthority(key: keys.token)
         otpKey = keys.otp

@@ -163,6 +163,13 @@ enum Migrations {
         }
     }
 
+    /// How many migrations the database lacks (0: migrated), read without changing anything; throws
+    /// when the database cannot be reached or was never migrated.
+    static func missing(in transaction: any SQLTransaction) async throws -> Int {
+        let applied = try await transaction.query("SELECT version FROM schema_migrations").map { try $0.integer("version") }
+        return Set((1...all.count).map(Int64.init)).subtracting(applied).count
+    }
+
     /// Applies every migration not yet recorded, inside the caller's (locked) transaction.
     static func apply(in transaction: any SQLTransaction, dialect: SQLDialect) async throws {
         try await transaction.query(

@@ -10,6 +10,8 @@ extension ServerStorage {
     /// lock-order cycle with the row locks of other transactions).
     static func appendAudit(_ events: [AuditEvent], in transaction: any SQLTransaction) async throws {
         guard !events.isEmpty else { return }
+        // Counted by /metrics when (and only if) the transaction commits.
+        CommittedEvents.current?.append(events)
         // One appender at a time across processes, so the chain never forks (SQLite: already serial).
         try await transaction.lock("audit chain")
         let head = try await transaction.query("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").first

@@ -8,11 +8,12 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).",
         discussion: helpText(
-            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET). Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM.",
+            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET). Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM. Probes: GET /health (liveness), GET /ready (200 once the database answers and is migrated, else 503). With --metrics-token-file, GET /metrics serves Prometheus text to a scraper sending that token as a bearer token (docs/server.md, \"Operations\").",
             examples: [
                 "share-recovery serve",
                 "share-recovery serve --port 0 --database /tmp/sr/server.sqlite",
                 "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --master-key-file master.key --webhook-secret-file webhook.secret",
+                "share-recovery serve --metrics-token-file metrics.token",
             ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
@@ -26,6 +27,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The integrator's webhook base URL (default: this server's own /webhook).") var webhookBase: String?
     @Option(help: "File the one-time codes are appended to (JSON lines).") var otpFile = "share-recovery-otp.jsonl"
     @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
+    @Option(help: "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics (default: /metrics is off).")
+    var metricsTokenFile: String?
 
     /// A `--database` value: a PostgreSQL URL, else an SQLite path.
     static func database(_ text: String) -> ServerConfiguration.Database {
@@ -35,14 +38,16 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "share-recovery-server")
         logger.logLevel = .info
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port,
             database: Self.database(database),
             masterKey: masterKeyFile.map { .file(path: $0) }, webhookSecret: webhookSecretFile.map { .file(path: $0) },
             webhookBase: webhookBase,
             otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
+        configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
+        let host = configuration.host
         try await runServer(configuration) { port in
-            Terminal.output(#"{"listening":"http://\#(configuration.host):\#(port)","port":\#(port)}"#)
+            Terminal.output(#"{"listening":"http://\#(host):\#(port)","port":\#(port)}"#)
         }
     }
 }

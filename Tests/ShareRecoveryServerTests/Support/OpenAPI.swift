@@ -58,6 +58,9 @@ struct OpenAPISpec: Sendable {
             return ["\(method) \(template): status \(status) not declared"]
         }
         guard let schema = resolve(declared["content"]?["application/json"]?["schema"]) else {
+            if declared["content"]?["text/plain"] != nil {
+                return String(validating: body, as: UTF8.self) == nil ? ["\(method) \(template) \(status): text that is not UTF-8"] : []
+            }
             return body.isEmpty ? [] : ["\(method) \(template) \(status): body where the spec declares none"]
         }
         guard let value = try? StrictJSON.parse(body) else {

@@ -1,0 +1,63 @@
+import CoreMetrics
+import Prometheus
+
+/// What an on-call engineer reads from `/metrics`: requests per route and status with their latency,
+/// the protocol sessions and one-time-code attempts by outcome, and the database's use. Prometheus
+/// text exposition (swift-prometheus), through the swift-metrics API.
+///
+/// Each server has a registry of its own, handed to swift-metrics as an explicit factory rather than
+/// through the process-wide `MetricsSystem`: an application that embeds the server keeps its own
+/// metrics backend, and several servers in one process (the tests) never mix their counts.
+final class ServerMetrics: Sendable {
+    private let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+
+    init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // Latency buckets from 1 ms to 10 s: a request here is sub-millisecond to a webhook timeout.
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+            .seconds(2), .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+        // Present from the start, so a dashboard shows 0 rather than no data.
+        databaseInFlight = Meter(label: "share_recovery_database_operations_in_flight", factory: factory)
+        databaseInFlight.set(0)
+    }
+
+    /// Transactions and reads running now: with PostgreSQL, the connections of the pool in use.
+    let databaseInFlight: Meter
+
+    /// The exposition of every metric, `text/plain; version=0.0.4`.
+    func exposition() -> [UInt8] { registry.emitToBuffer() }
+
+    /// One answered request: `http_server_requests_total` and `http_server_request_duration_seconds`,
+    /// by route template (never the concrete path, which would name users), method and status.
+    func request(route: String, method: String, status: Int, nanoseconds: UInt64) {
+        let dimensions = [("route", route), ("method", method), ("status", String(status))]
+        Counter(label: "http_server_requests_total", dimensions: dimensions, factory: factory).increment()
+        Timer(label: "http_server_request_duration_seconds", dimensions: dimensions, factory: factory)
+            .recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    /// A protocol session's step: `share_recovery_sessions_total{protocol, event, reason}`, where
+    /// `protocol` is `backup`, `recovery`, `dkg` or `signing`, `event` is `started`, `completed`,
+    /// `failed` or `aborted`, and `reason` the failure's stable code (empty otherwise).
+    func session(_ protocolName: String, _ event: SessionEvent, reason: String = "") {
+        Counter(
+            label: "share_recovery_sessions_total",
+            dimensions: [("protocol", protocolName), ("event", event.rawValue), ("reason", reason)], factory: factory
+        ).increment()
+    }
+
+    /// One one-time-code verification: `share_recovery_otp_attempts_total{outcome}` with `verified`,
+    /// `wrongCode`, `exhausted` (the fifth wrong code), `flowEnded` or `rateLimited`.
+    func otpAttempt(_ outcome: String) {
+        Counter(label: "share_recovery_otp_attempts_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    enum SessionEvent: String, Sendable {
+        case started, completed, failed, aborted
+    }
+}
