@@ -128,6 +128,9 @@ public struct ServerConfiguration: Sendable {
     public var idempotencyLeaseSeconds: Int
     /// Timeout of calls to the integrator's fetch webhook, in seconds.
     public var webhookTimeoutSeconds: Int
+    /// How long a SIGTERM or SIGINT waits for requests in flight before cancelling them, in seconds
+    /// (default 30; `runServer`). New connections are refused from the signal on.
+    public var shutdownGraceSeconds: Int
     /// Largest accepted request body in bytes (413 beyond).
     public var maximumBodySize: Int
     /// OTP rate limits.
@@ -179,6 +182,7 @@ public struct ServerConfiguration: Sendable {
         self.maximumBodySize = Self.defaultMaximumBodySize
         self.rateLimits = rateLimits
         self.metricsToken = nil
+        self.shutdownGraceSeconds = 30
         self.logger = logger
         self.clock = .system
     }

@@ -4,6 +4,7 @@ import NIOCore
 import ServiceLifecycle
 import ShareCrypto
 import ShareRecovery
+import UnixSignals
 
 /// The Hummingbird application type of the reference server.
 public typealias ShareRecoveryServerApplication = Application<RouterResponder<ServerRequestContext>>
@@ -95,7 +96,8 @@ public func makeServerApplication(
     }
 }
 
-/// Runs the reference server until SIGINT or SIGTERM.
+/// Runs the reference server until SIGINT or SIGTERM, then shuts down gracefully within
+/// ``ServerConfiguration/shutdownGraceSeconds``.
 /// - Parameters:
 ///   - configuration: The server's configuration.
 ///   - onStarted: Called with the bound port once the server accepts connections (the CLI prints it).
@@ -104,8 +106,15 @@ public func runServer(_ configuration: ServerConfiguration, onStarted: @escaping
     async throws
 {
     let application = try await makeServerApplication(configuration, onStarted: onStarted)
+    // SIGTERM or SIGINT: stop accepting, let requests in flight finish (each is one step of a session,
+    // whose state is already in the database between steps), then close the database. A request
+    // still running at the deadline is cancelled, so a stuck client cannot hold a deploy hostage.
+    var group = ServiceGroupConfiguration(
+        services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger)
+    group.maximumGracefulShutdownDuration = .seconds(configuration.shutdownGraceSeconds)
+    group.maximumCancellationDuration = .seconds(5)
     do {
-        try await application.runService()
+        try await ServiceGroup(configuration: group).run()
     } catch {
         throw ServerStartError.mapping(error, host: configuration.host, port: configuration.port)
     }
