@@ -251,24 +251,11 @@ struct RecoverySessionTests {
                 purpose: "backup", method: .password, ownShare: signing[0], token: backupToken, server: 1)
             #expect(during.status == 409 && during.errorCode == "operationInProgress", "\(during.text)")
             let finished = try await client.finish(backup, token: backupToken)
-            guard
-                case .string(let share)? = finished.json?["custodianBackupShares"].flatMap({
-                    if case .array(let a) = $0 { a.first } else { nil }
-                })
-            else {
-                Issue.record("no backup share")
-                return
-            }
             // Finished but not confirmed: a device may have staged, so still in progress.
             let pending = try await client.openResponse(
                 purpose: "backup", method: .password, ownShare: signing[0], token: backupToken, server: 0)
             #expect(pending.status == 409 && pending.errorCode == "operationInProgress", "\(pending.text)")
-            #expect(
-                try await world.send(
-                    .POST, "/webhook/backup",
-                    json: .object([("clientId", .string(client.clientId)), ("backupShare", .string(share))]),
-                    headers: world.webhookHeaders
-                ).status == 204)
+            #expect(try await client.deliverBackupShares(of: finished) == 1)
             #expect(try await client.confirm(backup.sessionId, token: backupToken).status == 204)
 
             // Confirmed: the account is free. Two recoveries race; the first open wins, the second is refused.
@@ -290,6 +277,86 @@ struct RecoverySessionTests {
             #expect(try await client.finish(fourth, token: fresh, server: 1).status == 200)
             #expect(try await client.confirm(fourth.sessionId, token: fresh, server: 0).status == 204)
             #expect(try await client.storedSigningSets() == ["2:\(fourth.newShare.setId.hex):1"])
+        }
+    }
+
+    @Test(
+        "a method's cipherText and custodian shares cannot be deleted while a backup or recovery of the account runs",
+        arguments: TestBackend.available)
+    func methodDeletionWaitsForTheAccountsSession(backend: TestBackend) async throws {
+        // Seven tokens for one user: more flows than the standard limit allows in one window.
+        try await TestWorld.with(backend, servers: 2, configure: WalletSessionTests.unlimitedFlows) { world in
+            let client = SessionClient(world: world, clientId: "deleter")
+            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-5")
+            try await client.register(signing[1])
+            // A confirmed PASSWORD backup: its cipherText and custodian share stored.
+            let add = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let backup = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: add)
+            #expect(try await client.deliverBackupShares(of: try await client.finish(backup, token: add)) == 1)
+            let cipherText = try CipherText.encrypt(backup.newShare, method: .password, secret: .text("correct horse"), argon2: .minimum)
+            let path = "/users/\(client.clientId)/user-backup-share?backupMethod=PASSWORD"
+            let put = try await world.send(
+                .PUT, path, json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(add))
+            #expect(put.status == 204)
+            #expect(try await client.confirm(backup.sessionId, token: add).status == 204)
+
+            func deleteCipherText(_ token: String, server: Int) async throws -> APIResponse {
+                try await world.send(.DELETE, path, headers: world.bearer(token), server: server)
+            }
+            func deleteShares(server: Int) async throws -> APIResponse {
+                try await world.send(
+                    .POST, "/webhook/backup/delete",
+                    json: .object([("clientId", .string(client.clientId)), ("backupMethod", .string("PASSWORD"))]),
+                    headers: world.webhookHeaders, server: server)
+            }
+            func storedShares() async throws -> Int {
+                let fetched = try await world.send(
+                    .POST, "/webhook/backup/fetch", json: .object([("clientId", .string(client.clientId))]),
+                    headers: world.webhookHeaders)
+                guard case .array(let shares)? = fetched.json?["backupShares"] else { return -1 }
+                return shares.count
+            }
+            func expectRefused(_ response: APIResponse, sourceLocation: SourceLocation = #_sourceLocation) {
+                #expect(
+                    response.status == 409 && response.errorCode == "operationInProgress", "\(response.text)",
+                    sourceLocation: sourceLocation)
+            }
+
+            // A recovery runs, open and then finished: neither server deletes anything, and the refused
+            // delete leaves its single-use token unspent.
+            let recover = try await world.token(for: client.clientId, purpose: "recover")
+            let recovery = try await client.open(
+                purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover, server: 0)
+            let delete = try await world.token(for: client.clientId, purpose: "deleteRecovery")
+            expectRefused(try await deleteCipherText(delete, server: 1))
+            expectRefused(try await deleteShares(server: 1))
+            #expect(try await client.finish(recovery, token: recover).status == 200)
+            expectRefused(try await deleteCipherText(delete, server: 0))
+            expectRefused(try await deleteShares(server: 0))
+            #expect(try await world.send(.GET, path, headers: world.bearer(recover)).status == 200)
+            #expect(try await storedShares() == 1)
+
+            // Abandoned, the recovery frees the account (the confirmed backup never held it), and the
+            // token the refusals did not spend deletes the cipherText.
+            #expect(try await client.abort(recovery.sessionId, token: recover, server: 1).status == 204)
+            #expect(try await deleteCipherText(delete, server: 1).status == 204)
+            #expect(try await deleteShares(server: 0).status == 204)
+            #expect(try await storedShares() == 0)
+
+            // The deletions held nothing: a backup opens at once, and holds the account until it expires.
+            let again = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let stored = try await world.send(
+                .PUT, path, json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(again))
+            #expect(stored.status == 204)
+            _ = try await client.open(purpose: "backup", method: .passkey, ownShare: signing[0], token: add)
+            expectRefused(try await deleteCipherText(try await world.token(for: client.clientId, purpose: "deleteRecovery"), server: 1))
+            world.clock.advance(seconds: 3_600)  // past the default 15-minute session lifetime (and the tokens')
+            let fresh = try await world.token(for: client.clientId, purpose: "deleteRecovery")
+            #expect(try await deleteCipherText(fresh, server: 0).status == 204)
+            let methods = try await world.send(
+                .GET, "/users/\(client.clientId)/recovery-methods",
+                headers: world.bearer(try await world.token(for: client.clientId, purpose: "recover")))
+            #expect(methods.json?["methods"] == .array([]))
         }
     }
 }

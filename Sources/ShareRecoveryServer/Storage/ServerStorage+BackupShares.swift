@@ -49,8 +49,11 @@ extension ServerStorage {
     }
 
     /// Deletes the client's shares of a method, with a `custodianSharesDeleted` row.
+    /// - Throws: 409 `operationInProgress` while a backup or recovery of the client runs, checked under
+    ///   the account's lock like the opening of a session.
     func deleteBackupShares(clientId: String, method: BackupMethod, origin: AuditOrigin) async throws {
         try await transaction { transaction in
+            if let running = try await Self.runningOperation(of: clientId, now: origin.at, in: transaction) { throw running }
             try await transaction.lock("backup shares \(clientId)")
             let deleted = try await transaction.query(
                 "DELETE FROM backup_shares WHERE client_id = ? AND method = ? RETURNING party_index", .text(clientId),

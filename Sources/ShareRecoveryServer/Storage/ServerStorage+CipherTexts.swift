@@ -45,6 +45,8 @@ extension ServerStorage {
 
     /// Deletes a cipherText, spending the token only when there was one to delete, with its
     /// `methodDeleted` row.
+    /// - Throws: 409 `operationInProgress` while a backup or recovery of the user runs (the token stays
+    ///   unspent), checked under the account's lock like the opening of a session.
     func deleteCipherText(userId: String, method: BackupMethod, token: Token, origin: AuditOrigin) async throws
         -> SingleUseWrite
     {
@@ -53,6 +55,7 @@ extension ServerStorage {
             let spent = try await transaction.query(
                 "SELECT token_id FROM spent_tokens WHERE token_id = ?", .text(token.id))
             guard spent.isEmpty else { return .tokenSpent }
+            if let running = try await Self.runningOperation(of: userId, now: origin.at, in: transaction) { throw running }
             let existing = try await transaction.query(
                 "SELECT user_id FROM cipher_texts WHERE user_id = ? AND method = ?\(forUpdate)", .text(userId),
                 .text(method.name))

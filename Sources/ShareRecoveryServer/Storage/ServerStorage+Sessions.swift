@@ -45,8 +45,8 @@ extension ServerStorage {
     /// Stores a new session: the client's one resharing session. While another of the client's sessions
     /// is open or finished (and not expired), a backup or recovery of the account is running from some
     /// device, and this one is refused with 409 `operationInProgress`; the check and the insert share
-    /// one transaction under the client's lock, so two servers on one database cannot both admit one.
-    /// `started` is its audit row.
+    /// one transaction under the account's lock (`runningOperation(of:now:in:)`), so two servers on
+    /// one database cannot both admit one. `started` is its audit row.
     func createSession(_ session: SessionRecord, now: Int64, started: AuditEvent) async throws {
         let binding = JSONValue.object([
             ("purpose", .string(session.purpose)), ("method", .string(session.method)),
@@ -57,23 +57,11 @@ extension ServerStorage {
             id: session.id, clientId: session.clientId, kind: .resharing, state: .open, publicJSON: JSONWriter.write(binding),
             sealedState: session.sealedSecrets, expiresAt: session.expiresAt)
         try await transaction { transaction in
-            try await transaction.lock("resharing \(session.clientId)")
-            let running = try await transaction.query(
-                """
-                SELECT expires_at FROM protocol_sessions
-                WHERE client_id = ? AND protocol = 'resharing' AND state IN ('open', 'finished') AND expires_at > ?
-                ORDER BY expires_at DESC
-                """,
-                .text(session.clientId), .integer(now))
+            let running = try await Self.runningOperation(of: session.clientId, now: now, in: transaction)
             guard try await transaction.query("SELECT id FROM protocol_sessions WHERE id = ?", .text(session.id)).isEmpty else {
                 throw APIError.conflict("a session with this id exists already")
             }
-            if let latest = running.first {
-                let seconds = max(try latest.integer("expires_at") - now, 1)
-                throw APIError(
-                    .conflict, APIErrorCode(.operationInProgress),
-                    "a backup or recovery of this account is in progress (another device or attempt); retry when it has finished, at the latest in \(seconds) s when its session expires")
-            }
+            if let running { throw running }
             try await Self.insert(transaction, record)
             try await Self.appendAudit([started], in: transaction)
         }

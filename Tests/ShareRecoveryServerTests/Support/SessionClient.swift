@@ -90,6 +90,21 @@ struct SessionClient {
             headers: world.bearer(token), server: server)
     }
 
+    /// Hands the custodian backup shares of a finished backup to the integrator's webhook, as the
+    /// device's app does before it confirms, each expected to answer 204.
+    /// - Returns: How many there were (0 when the answer has none).
+    @discardableResult
+    func deliverBackupShares(of finished: APIResponse, server: Int = 0) async throws -> Int {
+        guard case .array(let shares)? = finished.json?["custodianBackupShares"] else { return 0 }
+        for case .string(let share) in shares {
+            let delivered = try await world.send(
+                .POST, "/webhook/backup", json: .object([("clientId", .string(clientId)), ("backupShare", .string(share))]),
+                headers: world.webhookHeaders, server: server)
+            #expect(delivered.status == 204, "\(delivered.text)")
+        }
+        return shares.count
+    }
+
     func confirm(_ sessionId: String, token: String, server: Int = 0) async throws -> APIResponse {
         try await world.send(
             .POST, "/recovery/sessions/\(sessionId)/confirm", headers: world.bearer(token), server: server)
