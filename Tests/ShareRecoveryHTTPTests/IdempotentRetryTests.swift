@@ -114,6 +114,60 @@ struct IdempotentRetryTests {
         }
     }
 
+    @Test("ReferenceServerClient's flows and registration: one key per call on every attempt, lost answers retried, codes never quoted")
+    func referenceServerClientGoesThroughTheTransport() async throws {
+        let flows = Recorder()
+        let verifies = Recorder()
+        let keys = Recorder()
+        let wallets = Recorder()
+        let custodianKey = SealingKeyPair()
+        try await TestServer.with { router in
+            router.post("/recovery/flows") { request, _ in
+                flows.record(request) == 1
+                    ? TestServer.error(.serviceUnavailable, code: "unavailable") : TestServer.json(#"{"flowId":"f1"}"#, status: .created)
+            }
+            router.post("/recovery/flows/:flowId/verify") { request, _ in
+                switch verifies.record(request) {
+                // The server may echo the code it was sent: the client must not quote it.
+                case 1: return TestServer.error(.unauthorized, code: "wrongCode", message: "654321 is not the code")
+                case 2: return TestServer.error(.badGateway, code: "sourceFailure")
+                default: return TestServer.json(#"{"token":"tok"}"#)
+                }
+            }
+            router.get("/custodian/key") { request, _ in
+                _ = keys.record(request)
+                return TestServer.json(#"{"publicKey":"\#(Hex.encode(custodianKey.publicKey))"}"#)
+            }
+            router.post("/custodian/wallets") { request, _ in
+                wallets.record(request) == 1 ? TestServer.error(.gatewayTimeout, code: "unavailable") : Response(status: .noContent)
+            }
+        } _: { base in
+            let client = ReferenceServerClient(base: base, transport: testTransport())
+            #expect(try await client.startFlow(identifier: "u", purpose: "recover") == "f1")
+            let wrong = await #expect(throws: TransportError(.wrongCode, "")) {
+                _ = try await client.verifyFlow(flowId: "f1", code: SecureBytes(copying: Array("654321".utf8)))
+            }
+            #expect(wrong.map { !$0.reason.contains("654321") } == true, "\(String(describing: wrong))")
+            let token = try await client.verifyFlow(flowId: "f1", code: SecureBytes(copying: Array("123456".utf8)))
+            #expect(token.revealedBytes() == Array("tok".utf8))
+            let share = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-ref")[1]
+            try await client.registerCustodianShare(
+                share, clientId: "u", webhookSecret: SecureBytes(copying: Array("hook-secret".utf8)))
+
+            #expect(flows.all.count == 2 && verifies.all.count == 3 && wallets.all.count == 2)
+            for (name, calls) in [("flow", [flows.all]), ("verify", [Array(verifies.all[0..<1]), Array(verifies.all[1...])]), ("wallet", [wallets.all])] {
+                for attempts in calls {
+                    let key = attempts.first?.key
+                    #expect(key.map(IdempotentRetryTests.isRandomHex) == true, "\(name): no Idempotency-Key")
+                    #expect(attempts.allSatisfy { $0.key == key }, "\(name): one key on every attempt")
+                }
+            }
+            let all = (flows.all + verifies.all + wallets.all).compactMap(\.key)
+            #expect(Set(all).count == 4, "a new call, a new key")
+            #expect(keys.all.count == 1 && keys.all[0].key == nil, "a GET carries no key")
+        }
+    }
+
     static func isRandomHex(_ text: String) -> Bool {
         text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }

@@ -1,25 +1,35 @@
 public import AsyncHTTPClient
-import NIOCore
-import NIOHTTP1
 public import ShareCrypto
 public import ShareRecovery
 
 /// The reference server's calls that the engine does not make itself: custodian registration (an
 /// integrator call) and OTP flows (the user's). The engine's own calls (sessions, cipherTexts,
 /// webhooks) go through ``engineConfiguration(userId:store:tokens:webhookSecret:argon2:)``.
+///
+/// Every call goes through one ``HTTPTransport``, so each mutating one carries an `Idempotency-Key`
+/// (the same on every retry) and only lost answers are retried: a flow started twice because its
+/// first answer was lost sends one code, and a verify retried gets the token the first one minted.
 public struct ReferenceServerClient: Sendable {
     /// The server's base URL, without a trailing slash.
     public let base: String
-    /// The HTTP client for every call, the engine's included.
-    let client: HTTPClient
+    /// Every call's transport, the engine's included (its custodian's with a longer deadline).
+    let transport: HTTPTransport
 
     /// - Parameters:
     ///   - base: The server's base URL.
     ///   - client: The HTTP client (see ``HTTPTransport/init(configuration:client:logger:)`` for what one of
-    ///     your own should be configured with).
+    ///     your own should be configured with), under the transport's default timeouts and retries.
     public init(base: String, client: HTTPClient = HTTPTransport.sharedClient) {
+        self.init(base: base, transport: HTTPTransport(client: client))
+    }
+
+    /// - Parameters:
+    ///   - base: The server's base URL.
+    ///   - transport: Timeouts, retries and limits of every call; the engine's custodian calls get at
+    ///     least 30 s in all.
+    public init(base: String, transport: HTTPTransport) {
         self.base = URLText.base(base)
-        self.client = client
+        self.transport = transport
     }
 
     /// An engine that talks to this server: HTTP custodian, cipherText source and store, and (with the
@@ -28,13 +38,14 @@ public struct ReferenceServerClient: Sendable {
         userId: String, store: any SigningShareStore, tokens: @escaping TokenProvider, webhookSecret: SecureBytes?,
         argon2: Argon2idParameters = .default
     ) -> RecoveryEngine.Configuration {
-        let transport = HTTPTransport(client: client)
+        var custodianLimits = transport.configuration
+        // The custodian's own default: opening a session fetches and checks backup shares.
+        custodianLimits.timeout = max(custodianLimits.timeout, .seconds(30))
         return RecoveryEngine.Configuration(
             userId: userId,
             custodian: HTTPCustodian(
                 baseURL: base, tokenProvider: tokens,
-                // The custodian's own default: opening a session fetches and checks backup shares.
-                transport: HTTPTransport(configuration: .init(timeout: .seconds(30)), client: client)),
+                transport: HTTPTransport(configuration: custodianLimits, client: transport.client, logger: transport.logger)),
             shareStore: store,
             cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens, transport: transport),
             cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens, transport: transport),
@@ -47,13 +58,13 @@ public struct ReferenceServerClient: Sendable {
     /// Seals a signing share to the server's custodian key and registers it for the client
     /// (`POST /custodian/wallets`, an integrator call authenticated by the webhook secret).
     public func registerCustodianShare(_ share: ShareRecord, clientId: String, webhookSecret: SecureBytes) async throws {
-        let key = try await request("GET", "/custodian/key", body: nil)
+        let key = try await request(.get, "/custodian/key", body: nil)
         guard case .string(let hex)? = key["publicKey"], let publicKey = Hex.decode(hex), publicKey.count == 32 else {
             throw ShareRecoveryError(.malformedInput, "the server sent no usable custodian key")
         }
         let sealed = try SealedBox.seal(try share.binary(), to: publicKey)
         _ = try await request(
-            "POST", "/custodian/wallets",
+            .post, "/custodian/wallets",
             body: .object([("clientId", .string(clientId)), ("sealedShare", .string(Base64.encode(sealed)))]),
             webhookSecret: webhookSecret)
     }
@@ -62,7 +73,7 @@ public struct ReferenceServerClient: Sendable {
     /// - Returns: The flow id.
     public func startFlow(identifier: String, purpose: String) async throws -> String {
         let flow = try await request(
-            "POST", "/recovery/flows",
+            .post, "/recovery/flows",
             body: .object([("identifier", .string(identifier)), ("purpose", .string(purpose))]))
         guard case .string(let flowId)? = flow["flowId"] else {
             throw ShareRecoveryError(.malformedInput, "the server's flow response has no flowId")
@@ -74,50 +85,33 @@ public struct ReferenceServerClient: Sendable {
     /// - Returns: The purpose-bound token, a credential: callers keep it out of output and logs.
     public func verifyFlow(flowId: String, code: SecureBytes) async throws -> SecureBytes {
         let body = JSONValue.object([("code", .string(String(decoding: code.revealedBytes(), as: UTF8.self)))])
-        let verified = try await request("POST", "/recovery/flows/\(flowId)/verify", body: body)
+        let verified = try await request(
+            .post, "/recovery/flows/\(try URLText.segment(flowId, field: "flowId"))/verify", body: body,
+            operation: "/recovery/flows/{flowId}/verify")
         guard case .string(let token)? = verified["token"] else {
             throw ShareRecoveryError(.malformedInput, "the server's verify response has no token")
         }
         return SecureBytes(copying: Array(token.utf8))
     }
 
-    /// One JSON request; non-2xx answers become errors as ``HTTPTransport`` maps them, with the
-    /// status and the server's code but never its message, which the server may fill with what the
-    /// client sent (a one-time code).
-    private func request(_ method: String, _ path: String, body: JSONValue?, webhookSecret: SecureBytes? = nil)
-        async throws -> JSONValue
-    {
-        var request = HTTPClientRequest(url: base + path)
-        request.method = .RAW(value: method)
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: JSONWriter.write(body)))
-        }
-        if let webhookSecret {
-            request.headers.add(name: "X-Webhook-Secret", value: String(decoding: webhookSecret.revealedBytes(), as: UTF8.self))
-        }
-        let response: HTTPClientResponse
-        let bytes: ByteBuffer
+    /// One JSON request through the transport; its errors carry the status and the server's code but
+    /// never its message, which the server may fill with what the client sent (a one-time code).
+    /// - Parameter operation: The path for logs and reasons, without identifiers (`path` when it has none).
+    private func request(
+        _ method: HTTPCall.Method, _ path: String, body: JSONValue?, webhookSecret: SecureBytes? = nil,
+        operation: String? = nil
+    ) async throws -> JSONValue {
+        var call = HTTPCall(
+            method: method, url: base + path, operation: "\(method.rawValue) \(operation ?? path)",
+            body: body.map { Array(JSONWriter.write($0).utf8) })
+        call.quotesServerMessage = false
+        if let webhookSecret { call.headers.append(try Credentials.webhookSecret(webhookSecret, operation: call.operation)) }
+        let reply = try await transport.send(call)
+        if reply.body.isEmpty { return .null }
         do {
-            response = try await client.execute(request, timeout: .seconds(10))
-            bytes = try await response.body.collect(upTo: 1 << 20)
+            return try StrictJSON.parse(reply.body)
         } catch {
-            throw TransportError(.unavailable, "\(method) \(path): the server could not be reached (\(type(of: error)))")
-        }
-        let reply = HTTPReply(status: Int(response.status.code), body: Array(bytes.readableBytesView))
-        switch reply.status {
-        case 200..<300: break
-        case 404: throw ServerErrorMapping.notFound("\(method) \(path)", reply, quotingMessage: false)
-        case 400..<500: throw ServerErrorMapping.rejected("\(method) \(path)", reply, quotingMessage: false)
-        default:
-            throw TransportError(
-                .unavailable, "\(method) \(path): \(ServerErrorMapping.summary(reply, quotingMessage: false))", status: reply.status)
-        }
-        if bytes.readableBytes == 0 { return .null }
-        do {
-            return try StrictJSON.parse(Array(bytes.readableBytesView))
-        } catch {
-            throw ShareRecoveryError(.malformedInput, "\(method) \(path): the response is not JSON")
+            throw ShareRecoveryError(.malformedInput, "\(call.operation): the response is not JSON")
         }
     }
 }

@@ -8,7 +8,7 @@ import ShareRecovery
 /// with exponential backoff and jitter, a response size limit, and the mapping of every outcome to a
 /// ``TransportError`` or, where the server ran a check the engine also runs, a `ShareRecoveryError`. Every client in the module (``HTTPCipherTextSource``,
 /// ``HTTPCipherTextStore``, ``HTTPCustodianShareSource``, ``HTTPCustodianBackupSink``,
-/// ``HTTPCustodian``) sends through one of these.
+/// ``HTTPCustodian``, ``HTTPWalletClient``, ``ReferenceServerClient``) sends through one of these.
 ///
 /// Every request carries `X-Request-Id`: the id of the engine operation it belongs to
 /// (`OperationContext`), else a fresh one. Every mutating request (POST, PUT, DELETE) carries an
@@ -142,10 +142,10 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
                 logger.debug("reply", metadata: call.metadata(attempt: attempt, status: reply.status))
                 switch reply.status {
                 case 200..<300: return reply
-                case 404: throw ServerErrorMapping.notFound(call.operation, reply)
+                case 404: throw ServerErrorMapping.notFound(call.operation, reply, quotingMessage: call.quotesServerMessage)
                 case 409 where ServerErrorMapping.serverCode(reply) == Self.requestInProgress:
                     failure = "HTTP 409 (\(Self.requestInProgress))"
-                case 400..<500: throw ServerErrorMapping.rejected(call.operation, reply)
+                case 400..<500: throw ServerErrorMapping.rejected(call.operation, reply, quotingMessage: call.quotesServerMessage)
                 case 502, 503, 504:
                     failureStatus = reply.status
                     failure = "HTTP \(reply.status)\(ServerErrorMapping.serverCode(reply).map { " (\($0))" } ?? "")"
@@ -325,6 +325,9 @@ struct HTTPCall: Sendable, CustomStringConvertible {
     let operation: String
     var headers: [Header] = []
     var body: [UInt8]?
+    /// Whether an error's reason may quote the server's message: not where the server may echo what
+    /// the client sent and that is a secret (a one-time code).
+    var quotesServerMessage = true
 
     var description: String {
         let headerText = headers.map { "\($0.name): \($0.isSecret ? "<redacted>" : $0.value)" }.joined(separator: ", ")
