@@ -91,7 +91,7 @@ struct DeriveCLITests {
         #expect(run.status == 0, "\(run.stderr)")
     }
 
-    @Test("a hardened step, a malformed path, ed25519, mode rfc9591 and --server with tweaks are refused with their reasons")
+    @Test("a hardened step, a malformed path, ed25519 and mode rfc9591 are refused with their reasons")
     func refusals() throws {
         let dir = try CLIRunner.temporaryDirectory()
         try wallet("secp256k1", in: dir)
@@ -112,7 +112,6 @@ struct DeriveCLITests {
             (["sign", "--taproot", "--mode", "rfc9591"] + secpSigners, 1, "bip340"),
             (["derive", "--path", "m/0"], 2, "--signing-share"),
             (["derive", "--path", "m/0", "--signing-share", "secp256k1/share-1.json", "--public-key", "02"], 2, "--signing-share"),
-            (["sign", "--server", "http://127.0.0.1:1", "--user-id", "u", "--token-file", "t", "--signing-share", "missing.json", "--message-file", "msg.bin", "--path", "m/0"], 2, "--path"),
         ]
         for test in cases {
             let run = try sh(test.arguments, in: dir)

@@ -90,6 +90,20 @@ struct RecoverKillCLITests {
         let again = try fixture.run(recover)
         #expect(again.status == 0, "seed \(seed): \(again.stderr)")
         #expect(try fixture.run(sign).status == 0)
+        // The recovered device and the custodian also sign for a child key's Taproot output key, which
+        // `verify` checks from the wallet key alone.
+        let tweaked = try fixture.run(sign + ["--path", "m/0/1", "--taproot"])
+        #expect(tweaked.status == 0, "\(tweaked.stderr)")
+        let printed = try StrictJSON.parse(tweaked.stdout.trimmingCharacters(in: .newlines))
+        if case .string(let walletKey)? = printed["publicKey"], case .string(let signature)? = printed["signature"] {
+            let verified = try fixture.run([
+                "verify", "--curve", "secp256k1", "--public-key", walletKey, "--message-file", "message", "--signature", signature,
+                "--path", "m/0/1", "--taproot",
+            ])
+            #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+        } else {
+            Issue.record("sign --server --path --taproot printed no publicKey/signature: \(tweaked.stdout)")
+        }
         let status = try fixture.run(["status"] + device + server + ["--token-file", recoverToken])
         #expect(status.status == 0, "\(status.stderr)")
         let value = try StrictJSON.parse(status.stdout.trimmingCharacters(in: .newlines))

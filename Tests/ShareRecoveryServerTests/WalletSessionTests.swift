@@ -37,6 +37,47 @@ struct WalletSessionTests {
         }
     }
 
+    @Test(
+        "child and Taproot keys: the custodian signs for the path and Taproot the session opened with; refusals are 400",
+        arguments: TestBackend.available)
+    func tweakedSignatures(backend: TestBackend) async throws {
+        try await TestWorld.with(backend, servers: 2) { world in
+            let token = try await world.token(for: "u-tweaks", purpose: "sign")
+            let device = try await WalletWire.createWallet(world: world, userId: "u-tweaks", walletId: "w", curve: .secp256k1, token: token)
+            let message = Array("a sighash".utf8)
+            for tweaks in [
+                SigningTweaks(path: try DerivationPath("m/0/1")), SigningTweaks(taproot: true),
+                SigningTweaks(path: try DerivationPath("m/7"), taproot: true),
+            ] {
+                let signature = try await WalletWire.sign(
+                    world: world, share: device, userId: "u-tweaks", message: message, mode: .bip340, token: token, server: 1,
+                    tweaks: tweaks)
+                let signingKey = try tweaks.apply(to: device.publicKey).signingKey
+                #expect(SignatureVerifier.verify(signature: signature, message: message, publicKey: signingKey, mode: .bip340), "\(tweaks)")
+                #expect(!SignatureVerifier.verify(signature: signature, message: message, publicKey: device.publicKey, mode: .bip340))
+            }
+            // Refused before any nonce is made: a hardened step, tweaks in rfc9591, a taproot that is no boolean.
+            let hardened = try await WalletWire.openSigning(
+                world: world, share: device, userId: "u-tweaks", mode: .bip340, token: token,
+                extra: [("path", .string("m/0'")), ("taproot", .bool(false))])
+            #expect(hardened.status == 400 && hardened.errorCode == "invalidParameters", "\(hardened.text)")
+            let rfc = try await WalletWire.openSigning(
+                world: world, share: device, userId: "u-tweaks", mode: .rfc9591, token: token, tweaks: SigningTweaks(taproot: true))
+            #expect(rfc.status == 400 && rfc.errorCode == "invalidParameters", "\(rfc.text)")
+            let notBool = try await WalletWire.openSigning(
+                world: world, share: device, userId: "u-tweaks", mode: .bip340, token: token, extra: [("taproot", .string("yes"))])
+            #expect(notBool.status == 400 && notBool.errorCode == "malformedInput", "\(notBool.text)")
+
+            // An ed25519 wallet has no tweaks.
+            let edToken = try await world.token(for: "u-tweaks-ed", purpose: "sign")
+            let edDevice = try await WalletWire.createWallet(world: world, userId: "u-tweaks-ed", walletId: "w", curve: .ed25519, token: edToken)
+            let ed = try await WalletWire.openSigning(
+                world: world, share: edDevice, userId: "u-tweaks-ed", mode: .rfc9591, token: edToken,
+                tweaks: SigningTweaks(path: try DerivationPath("m/0")))
+            #expect(ed.status == 400 && ed.errorCode == "invalidParameters", "\(ed.text)")
+        }
+    }
+
     @Test("a signing session signs once: a replay and a race answer 409 nonceReused", arguments: TestBackend.available)
     func nonceIsConsumedOnce(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in

@@ -89,7 +89,7 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
     ///   share is from before a recovery); `invalidSignatureShare` (party 2) when the server's share
     ///   does not verify; `nonceReused` when the server's session already signed; the transport's errors.
     public func sign(
-        share: ShareRecord, clientId: String, message: [UInt8], mode: SigningMode? = nil,
+        share: ShareRecord, clientId: String, message: [UInt8], mode: SigningMode? = nil, tweaks: SigningTweaks = .none,
         using random: some RandomSource = SystemRandom()
     ) async throws -> (package: SigningPackage, signature: [UInt8]) {
         let mode = mode ?? .default(for: share.curve)
@@ -97,17 +97,22 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
         guard share.partyIndex == 1, share.parties == 2 else {
             throw ShareRecoveryError(.invalidParameters, "signing with the server needs the device's share (party 1) of a 2-of-2 wallet")
         }
-        var operation = "POST /wallets/signing-sessions"
-        var reply = try await send("/wallets/signing-sessions", operation: operation, body: JSONBody.encode([
+        // Refused here, before the server is asked: tweaks need mode bip340 on secp256k1.
+        try tweaks.check(mode: mode, curve: share.curve)
+        var opening: [(key: String, value: JSONValue)] = [
             ("clientId", .string(clientId)), ("walletId", .string(share.walletId)), ("mode", .string(mode.rawValue)),
             ("setId", .string(share.setId.hex)),
-        ]))
+        ]
+        if !tweaks.isEmpty { opening += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))] }
+        var operation = "POST /wallets/signing-sessions"
+        var reply = try await send("/wallets/signing-sessions", operation: operation, body: JSONBody.encode(opening))
         var fields = try JSONBody.object(reply, required: ["sessionId", "commitment"], operation: operation)
         let sessionId = try URLText.segment(try fields.string("sessionId"), field: "sessionId")
         let custodianCommitment = try ProtocolWire.decodeCommitment(try fields.value("commitment"), party: 2, curve: share.curve)
-        let nonce = signer.commit(message: message, using: random)
+        let nonce = try signer.commit(message: message, tweaks: tweaks, using: random)
         let package = try SigningPackage(
-            signingSet: share, message: message, mode: mode, commitments: [1: nonce.commitment, 2: custodianCommitment])
+            signingSet: share, message: message, mode: mode, commitments: [1: nonce.commitment, 2: custodianCommitment],
+            tweaks: tweaks)
 
         operation = "POST /wallets/signing-sessions/{id}/sign"
         reply = try await send(

@@ -89,21 +89,28 @@ struct WalletSessions: Sendable {
     // MARK: Signing
 
     /// Round 1 of the custodian's signature: a fresh nonce for the wallet's current signing set,
-    /// refused when the device's share is of another set (after a recovery, the old one).
+    /// refused when the device's share is of another set (after a recovery, the old one). With
+    /// tweaks, the nonce is bound to the tweaked key, and the session keeps them: round 2 signs for them.
     /// - Returns: The 201 body: `sessionId`, `commitment`.
-    func openSigning(clientId: String, walletId: String, mode: SigningMode, deviceSetId: String) async throws -> JSONValue {
+    func openSigning(clientId: String, walletId: String, mode: SigningMode, deviceSetId: String, tweaks: SigningTweaks = .none)
+        async throws -> JSONValue
+    {
         let share = try await currentShare(clientId: clientId, walletId: walletId)
         guard share.setId.hex == deviceSetId else {
             throw APIError.conflict(
                 "the device's share is of set \(deviceSetId.prefix(32)); the wallet now signs with set \(share.setId) generation \(share.generation): a share from before a recovery cannot sign")
         }
-        let signer = try checkingClientInput { try SigningParty(share: share, mode: mode) }
-        let nonce = signer.commit()
+        let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in
+            try SigningParty(share: share, mode: mode).commit(tweaks: tweaks)
+        }
         let id = Hex.encode(SystemRandom().bytes(count: 16))
-        let publicJSON = JSONValue.object([
+        var binding: [(key: String, value: JSONValue)] = [
             ("walletId", .string(walletId)), ("setId", .string(share.setId.hex)), ("mode", .string(mode.rawValue)),
             ("commitment", ProtocolWire.encode(nonce.commitment)),
-        ])
+        ]
+        // Only a tweaked session names its tweaks, so rows written before tweaks existed read the same.
+        if !tweaks.isEmpty { binding += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))] }
+        let publicJSON = JSONValue.object(binding)
         try await state.storage.createProtocolSession(
             ProtocolSessionRecord(
                 id: id, clientId: clientId, kind: .signing, state: .open, publicJSON: JSONWriter.write(publicJSON),
@@ -129,6 +136,7 @@ struct WalletSessions: Sendable {
             case .string(let setId) = try SessionWire.member(bound, "setId"),
             case .string(let modeName) = try SessionWire.member(bound, "mode"), let mode = SigningMode(rawValue: modeName)
         else { throw ShareRecoveryError(.storeCorrupted, "a signing session's binding is unreadable") }
+        let tweaks = try Self.tweaks(bound)
         let share = try await currentShare(clientId: session.clientId, walletId: walletId)
         guard share.setId.hex == setId else {
             throw APIError.conflict("the custodian's signing set changed since this signing session opened")
@@ -140,7 +148,7 @@ struct WalletSessions: Sendable {
             let commitment = try ProtocolWire.decodeCommitment(deviceCommitment, party: Self.device, curve: share.curve)
             let package = try SigningPackage(
                 signingSet: share, message: message, mode: mode,
-                commitments: [Self.device: commitment, Self.custodian: nonce.commitment])
+                commitments: [Self.device: commitment, Self.custodian: nonce.commitment], tweaks: tweaks)
             return try SigningParty(share: share, mode: mode).sign(nonce: nonce, package: package)
         }
         let released = origin.event(.signatureShareReleased, account: session.clientId) {
@@ -156,6 +164,15 @@ struct WalletSessions: Sendable {
             throw APIError(.conflict, APIErrorCode(.nonceReused), "this signing session already signed; open a new one")
         }
         return .object([("signatureShare", ProtocolWire.encode(signatureShare: signatureShare))])
+    }
+
+    /// The tweaks a signing session was opened for (none when its binding names none).
+    static func tweaks(_ binding: JSONValue) throws -> SigningTweaks {
+        switch (binding["path"], binding["taproot"]) {
+        case (nil, nil): return .none
+        case (.string(let path)?, .bool(let taproot)?): return SigningTweaks(path: try DerivationPath(path), taproot: taproot)
+        default: throw ShareRecoveryError(.storeCorrupted, "a signing session's tweaks are unreadable")
+        }
     }
 
     /// The custodian's share of the user's wallet.

@@ -55,11 +55,12 @@ extension ServerRoutes {
         return JSONResponse.json(try await walletSessions.finishDKG(session, sealedSubShare: sealed, origin: origin(context)))
     }
 
-    /// `POST /wallets/signing-sessions` `{"clientId", "walletId", "mode", "setId"}` → 201 with the
-    /// custodian's nonce commitment.
+    /// `POST /wallets/signing-sessions` `{"clientId", "walletId", "mode", "setId", "path"?, "taproot"?}`
+    /// → 201 with the custodian's nonce commitment. `path` and `taproot` sign for a child key and/or its
+    /// Taproot output key (mode bip340 on secp256k1; docs/derivation.md).
     func openSigning(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let body = try await RequestReading.jsonObject(request, limit: limit)
-        try body.expect(required: ["clientId", "walletId", "mode", "setId"])
+        try body.expect(required: ["clientId", "walletId", "mode", "setId"], optional: ["path", "taproot"])
         let clientId = try body.identifier("clientId")
         _ = try token(request, userId: clientId, purposes: [.sign])
         guard let mode = SigningMode(rawValue: try body.string("mode")) else {
@@ -67,8 +68,18 @@ extension ServerRoutes {
         }
         let setId = try body.string("setId")
         guard setId.utf8.count == 32, Hex.decode(setId) != nil else { throw APIError.badRequest("setId must be 32 lowercase hex digits") }
+        let taproot: Bool
+        switch body.member("taproot") {
+        case nil: taproot = false
+        case .bool(let value)?: taproot = value
+        default: throw APIError.badRequest("taproot must be true or false")
+        }
+        let pathText = try body.optionalString("path")
+        let tweaks = try checkingClientInput { () throws(ShareRecoveryError) -> SigningTweaks in
+            SigningTweaks(path: try pathText.map { (text) throws(ShareRecoveryError) in try DerivationPath(text) } ?? .root, taproot: taproot)
+        }
         let answer = try await walletSessions.openSigning(
-            clientId: clientId, walletId: try body.identifier("walletId"), mode: mode, deviceSetId: setId)
+            clientId: clientId, walletId: try body.identifier("walletId"), mode: mode, deviceSetId: setId, tweaks: tweaks)
         return JSONResponse.json(answer, status: .created)
     }
 

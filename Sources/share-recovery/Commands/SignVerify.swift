@@ -8,10 +8,11 @@ struct SignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign", abstract: "Sign a message with t signing shares (FROST, FORMATS.md §11); prints the signature.",
         discussion: helpText(
-            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nWith --server, give only this device's share (party 1 of a 2-of-2 wallet made by `wallet create`), as a file (--signing-share) or as the current share of the device's store (--store, --passcode-file): the server's custodian signs as party 2 (a token of purpose sign, --user-id, --token-file). Its signature share is verified like any other; after a recovery the server refuses a share of the old set.\n\nWith --path (a BIP-32 path of non-hardened steps, m/0/1) the signature is for the wallet's child key that `derive --path` prints; with --taproot it is a BIP-341 key-path signature under the Taproot output key (no script tree) of the wallet key or of that child. Both sign in mode bip340 on secp256k1 only; every signer computes the tweaks itself from the wallet key (docs/derivation.md). They are not offered with --server yet.\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex); with --path or --taproot also path, taproot and signingKey (the compressed key the signature verifies under; BIP-340 uses its last 32 bytes).",
+            "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nWith --server, give only this device's share (party 1 of a 2-of-2 wallet made by `wallet create`), as a file (--signing-share) or as the current share of the device's store (--store, --passcode-file): the server's custodian signs as party 2 (a token of purpose sign, --user-id, --token-file). Its signature share is verified like any other; after a recovery the server refuses a share of the old set.\n\nWith --path (a BIP-32 path of non-hardened steps, m/0/1) the signature is for the wallet's child key that `derive --path` prints; with --taproot it is a BIP-341 key-path signature under the Taproot output key (no script tree) of the wallet key or of that child. Both sign in mode bip340 on secp256k1 only; every signer computes the tweaks itself from the wallet key (docs/derivation.md). With --server the custodian computes the same tweaks and signs for them too.\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex); with --path or --taproot also path, taproot and signingKey (the compressed key the signature verifies under; BIP-340 uses its last 32 bytes).",
             examples: [
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin --path m/0/1",
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file sighash.bin --path m/0/1 --taproot",
+                "share-recovery sign --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --store device --passcode-file passcode.txt --message-file sighash.bin --path m/0/1 --taproot",
                 "share-recovery sign --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --signing-share device-share.json --message-file msg.bin",
                 "share-recovery sign --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --store device --passcode-file passcode.txt --message-file msg.bin",
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin",
@@ -37,9 +38,6 @@ struct SignCommand: AsyncParsableCommand {
             throw CLIError.usage(
                 "with --server give --user-id, --token-file and this device's share: one --signing-share, or --store and --passcode-file")
         }
-        if server != nil, tweakOptions.path != nil || tweakOptions.taproot {
-            throw CLIError.usage("--path and --taproot sign with every share in this process; the server's signing route does not take them yet")
-        }
         guard !signingShares.isEmpty || store != nil else {
             throw CLIError.usage("give each signer's share with --signing-share (t or more)")
         }
@@ -59,7 +57,7 @@ struct SignCommand: AsyncParsableCommand {
             // Checked above, before any file was read.
             let userId = userId!, tokenFile = tokenFile!
             (package, signature) = try await HTTPWalletClient(baseURL: server, tokenProvider: try TokenFile.provider(tokenFile))
-                .sign(share: shares[0], clientId: userId, message: message, mode: mode)
+                .sign(share: shares[0], clientId: userId, message: message, mode: mode, tweaks: tweaks)
         } else {
             (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode, tweaks: tweaks)
         }

@@ -44,29 +44,35 @@ enum WalletWire {
     }
 
     /// One signing session's round 1: the server's commitment and the session id.
-    static func openSigning(world: TestWorld, share: ShareRecord, userId: String, mode: SigningMode, token: String, server: Int = 0)
-        async throws -> APIResponse
-    {
-        try await world.send(
-            .POST, "/wallets/signing-sessions",
-            json: .object([
-                ("clientId", .string(userId)), ("walletId", .string(share.walletId)), ("mode", .string(mode.rawValue)),
-                ("setId", .string(share.setId.hex)),
-            ]), headers: world.bearer(token), server: server)
+    /// - Parameter tweaks: Sent as `path` and `taproot` unless empty; `extra` members are added as they are.
+    static func openSigning(
+        world: TestWorld, share: ShareRecord, userId: String, mode: SigningMode, token: String, server: Int = 0,
+        tweaks: SigningTweaks = .none, extra: [(key: String, value: JSONValue)] = []
+    ) async throws -> APIResponse {
+        var members: [(key: String, value: JSONValue)] = [
+            ("clientId", .string(userId)), ("walletId", .string(share.walletId)), ("mode", .string(mode.rawValue)),
+            ("setId", .string(share.setId.hex)),
+        ]
+        if !tweaks.isEmpty { members += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))] }
+        return try await world.send(
+            .POST, "/wallets/signing-sessions", json: .object(members + extra), headers: world.bearer(token), server: server)
     }
 
     /// A whole signature with the server; returns the signature and the server's answers.
     static func sign(
-        world: TestWorld, share: ShareRecord, userId: String, message: [UInt8], mode: SigningMode, token: String, server: Int = 0
+        world: TestWorld, share: ShareRecord, userId: String, message: [UInt8], mode: SigningMode, token: String, server: Int = 0,
+        tweaks: SigningTweaks = .none
     ) async throws -> [UInt8] {
-        let opened = try await openSigning(world: world, share: share, userId: userId, mode: mode, token: token, server: server)
+        let opened = try await openSigning(
+            world: world, share: share, userId: userId, mode: mode, token: token, server: server, tweaks: tweaks)
         try #require(opened.status == 201, "\(opened.text)")
         let json = try #require(opened.json)
         let commitmentValue = try #require(json["commitment"])
         let commitment = try ProtocolWire.decodeCommitment(commitmentValue, party: 2, curve: share.curve)
         let signer = try SigningParty(share: share, mode: mode)
-        let nonce = signer.commit(message: message)
-        let package = try SigningPackage(signingSet: share, message: message, mode: mode, commitments: [1: nonce.commitment, 2: commitment])
+        let nonce = try signer.commit(message: message, tweaks: tweaks)
+        let package = try SigningPackage(
+            signingSet: share, message: message, mode: mode, commitments: [1: nonce.commitment, 2: commitment], tweaks: tweaks)
         let sessionId = try #require(opened.string("sessionId"))
         let signed = try await world.send(
             .POST, "/wallets/signing-sessions/\(sessionId)/sign",
