@@ -69,6 +69,74 @@ struct OpenAPITests {
         #expect(copy == yaml, "docs/openapi.yaml and Resources/openapi.json differ: regenerate the JSON copy")
     }
 
+    /// Identifiers at and beyond each limit: empty, 255 and 256 bytes, non-ASCII, every kind of control character.
+    static let identifierProbes: [String] = [
+        "a", "ü", "a b", "a/b?c#d%e&f", String(repeating: "a", count: 255), String(repeating: "é", count: 127),
+        "\u{80}", "", String(repeating: "a", count: 256), "a\u{0}b", "tab\there", "line\n", "\u{1F}", "del\u{7F}",
+    ]
+
+    @Test("the document accepts an identifier, userId, limit or cursor exactly when the server does", arguments: TestBackend.available)
+    func limitsAgree(backend: TestBackend) async throws {
+        let spec = OpenAPISpec.shared
+        func accepts(_ schema: JSONValue?, _ value: JSONValue) throws -> Bool {
+            spec.validate(value, try #require(schema), at: "$").isEmpty
+        }
+        let userId = spec.resolve(spec.root["components"]?["parameters"]?["UserId"])?["schema"]
+        let identifier = spec.root["components"]?["schemas"]?["Identifier"]
+        let limit = spec.resolve(spec.root["components"]?["parameters"]?["AuditLimit"])?["schema"]
+        let cursor = spec.resolve(spec.root["components"]?["parameters"]?["AuditCursor"])?["schema"]
+        try await TestWorld.with(backend) { world in
+            for probe in Self.identifierProbes {
+                let path = try await world.send(
+                    .GET, "/users/\(Self.percentEncoded(probe))/audit-events", headers: world.webhookHeaders)
+                #expect(
+                    try accepts(userId, .string(probe)) == (path.status == 200),
+                    "userId \(probe.debugDescription.prefix(40)): the server answered \(path.status)")
+                let body = try await world.send(
+                    .POST, "/webhook/backup/fetch", json: .object([("clientId", .string(probe))]),
+                    headers: world.webhookHeaders)
+                #expect(
+                    try accepts(identifier, .string(probe)) == (body.status == 200),
+                    "clientId \(probe.debugDescription.prefix(40)): the server answered \(body.status)")
+            }
+            // The one difference, which both documents state: the server counts bytes, maxLength characters.
+            let wide = String(repeating: "é", count: 128)
+            #expect(try accepts(identifier, .string(wide)) && accepts(userId, .string(wide)))
+            #expect(
+                try await world.send(
+                    .POST, "/webhook/backup/fetch", json: .object([("clientId", .string(wide))]),
+                    headers: world.webhookHeaders
+                ).status == 400)
+            for value in ["1", "50", "200", "0", "201", "-1", "1.5", "abc", ""] {
+                let response = try await world.send(
+                    .GET, "/users/probe/audit-events?limit=\(value)", headers: world.webhookHeaders)
+                let asJSON: JSONValue = (try? StrictJSON.parse(Array(value.utf8))) ?? .string(value)
+                #expect(try accepts(limit, asJSON) == (response.status == 200), "limit=\(value): \(response.status)")
+            }
+            for value in [
+                "0000000000000000", "7fffffffffffffff", "8000000000000000", "ffffffffffffffff", "ABCDEF0123456789",
+                "123", "00000000000000000",
+            ] {
+                let response = try await world.send(
+                    .GET, "/users/probe/audit-events?after=\(value)", headers: world.webhookHeaders)
+                #expect(try accepts(cursor, .string(value)) == (response.status == 200), "after=\(value): \(response.status)")
+            }
+        }
+    }
+
+    /// Every byte but the unreserved ones as %XX (RFC 3986 section 2.3).
+    static func percentEncoded(_ text: String) -> String {
+        text.utf8.map { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                String(UnicodeScalar(byte))
+            default: (byte < 16 ? "%0" : "%") + String(byte, radix: 16, uppercase: true)
+            }
+        }.joined()
+    }
+
     @Test("the minimal YAML reader handles the constructs the spec uses")
     func yamlReader() throws {
         let text = """

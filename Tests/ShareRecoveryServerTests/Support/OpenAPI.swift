@@ -89,15 +89,32 @@ struct OpenAPISpec: Sendable {
         if case .string(let type)? = schema["type"] {
             switch (type, value) {
             case ("string", .string(let text)):
-                if case .number(let minimum)? = schema["minLength"], text.count < Int(minimum)! {
+                // JSON Schema counts code points, not grapheme clusters.
+                let length = text.unicodeScalars.count
+                if case .number(let minimum)? = schema["minLength"], length < Int(minimum)! {
                     problems.append("\(path): too short")
+                }
+                if case .number(let maximum)? = schema["maxLength"], length > Int(maximum)! {
+                    problems.append("\(path): too long")
                 }
                 if case .string(let pattern)? = schema["pattern"], !SimplePattern.matches(pattern, text) {
                     problems.append("\(path): \"\(text.prefix(80))\" does not match \(pattern)")
                 }
-            case ("integer", .number(let text)) where Int64(text) != nil: break
+            case ("integer", .number(let text)) where Int64(text) != nil:
+                if case .number(let minimum)? = schema["minimum"], Int64(text)! < Int64(minimum)! {
+                    problems.append("\(path): \(text) below \(minimum)")
+                }
+                if case .number(let maximum)? = schema["maximum"], Int64(text)! > Int64(maximum)! {
+                    problems.append("\(path): \(text) above \(maximum)")
+                }
             case ("boolean", .bool): break
             case ("array", .array(let elements)):
+                if case .number(let minimum)? = schema["minItems"], elements.count < Int(minimum)! {
+                    problems.append("\(path): fewer than \(minimum) items")
+                }
+                if case .number(let maximum)? = schema["maxItems"], elements.count > Int(maximum)! {
+                    problems.append("\(path): more than \(maximum) items")
+                }
                 if let items = schema["items"] {
                     for (offset, element) in elements.enumerated() {
                         problems += validate(element, items, at: "\(path)[\(offset)]")
@@ -127,56 +144,72 @@ struct OpenAPISpec: Sendable {
     }
 }
 
-/// The regular expressions the spec uses: `^` + character classes / literals with `{n}` or `+` + `$`.
+/// The regular expressions the spec uses: `^`, then literals and character classes (`[a-z]`, negated
+/// `[^…]`, `\uXXXX` escapes) each with `{n}`, `{n,m}`, `+` or `*`, then `$`; matched over Unicode scalars,
+/// as JSON Schema's ECMA-262 patterns are.
 enum SimplePattern {
     static func matches(_ pattern: String, _ text: String) -> Bool {
-        var atoms: [(set: (Character) -> Bool, minimum: Int, maximum: Int)] = []
-        var characters = Array(pattern)
+        var atoms: [(set: (Unicode.Scalar) -> Bool, minimum: Int, maximum: Int)] = []
+        var characters = Array(pattern.unicodeScalars)
         guard characters.first == "^", characters.last == "$" else { return false }
         characters = Array(characters.dropFirst().dropLast())
         var index = 0
+        // One scalar, literal or `\uXXXX`, advancing `position`.
+        func scalar(_ source: [Unicode.Scalar], _ position: inout Int) -> Unicode.Scalar? {
+            guard source[position] == "\\" else {
+                position += 1
+                return source[position - 1]
+            }
+            guard position + 5 < source.count, source[position + 1] == "u",
+                let value = UInt32(String(String.UnicodeScalarView(source[(position + 2)..<(position + 6)])), radix: 16)
+            else { return nil }
+            position += 6
+            return Unicode.Scalar(value)
+        }
         while index < characters.count {
-            let set: (Character) -> Bool
+            let set: (Unicode.Scalar) -> Bool
             if characters[index] == "[" {
                 guard let close = characters[index...].firstIndex(of: "]") else { return false }
-                let body = Array(characters[(index + 1)..<close])
-                var ranges: [ClosedRange<Character>] = []
+                var body = Array(characters[(index + 1)..<close])
+                let negated = body.first == "^"
+                if negated { body.removeFirst() }
+                var ranges: [ClosedRange<Unicode.Scalar>] = []
                 var position = 0
                 while position < body.count {
-                    if position + 2 < body.count, body[position + 1] == "-" {
-                        ranges.append(body[position]...body[position + 2])
-                        position += 3
-                    } else {
-                        ranges.append(body[position]...body[position])
+                    guard let low = scalar(body, &position) else { return false }
+                    if position + 1 < body.count, body[position] == "-" {
                         position += 1
+                        guard let high = scalar(body, &position) else { return false }
+                        ranges.append(low...high)
+                    } else {
+                        ranges.append(low...low)
                     }
                 }
-                set = { character in ranges.contains { $0.contains(character) } }
+                set = { character in ranges.contains { $0.contains(character) } != negated }
                 index = close + 1
             } else {
-                let literal = characters[index]
+                guard let literal = scalar(characters, &index) else { return false }
                 set = { $0 == literal }
-                index += 1
             }
             var minimum = 1
             var maximum = 1
-            if index < characters.count, characters[index] == "+" {
+            if index < characters.count, characters[index] == "+" || characters[index] == "*" {
+                minimum = characters[index] == "+" ? 1 : 0
                 maximum = Int.max
                 index += 1
             } else if index < characters.count, characters[index] == "{" {
-                guard let close = characters[index...].firstIndex(of: "}"),
-                    let count = Int(String(characters[(index + 1)..<close]))
-                else {
-                    return false
-                }
-                minimum = count
-                maximum = count
+                guard let close = characters[index...].firstIndex(of: "}") else { return false }
+                let bounds = String(String.UnicodeScalarView(characters[(index + 1)..<close])).split(
+                    separator: ",", omittingEmptySubsequences: false)
+                guard let low = Int(bounds[0]), bounds.count <= 2, let high = Int(bounds.last!) else { return false }
+                minimum = low
+                maximum = high
                 index = close + 1
             }
             atoms.append((set, minimum, maximum))
         }
         // Greedy matching suffices: no two adjacent atoms of the spec overlap.
-        let input = Array(text)
+        let input = Array(text.unicodeScalars)
         var position = 0
         for atom in atoms {
             var count = 0
