@@ -164,11 +164,42 @@ struct MalformedInputTests {
                 #expect(response.status == status, "\(method) \(path): \(response.text)")
             }
             for (method, path) in [
-                (HTTPMethod.GET, "/nope"), (.POST, "/health"), (.PATCH, "/users/q/recovery-methods"),
-                (.GET, "/webhook/backup"),
+                (HTTPMethod.GET, "/nope"), (.PATCH, "/nope/q/recovery-methods"), (.TRACE, "/users"),
+                (.DELETE, "/users/q"), (.GET, "/users//recovery-methods"), (.PUT, "/recovery/flows/x/verify/more"),
             ] {
                 let response = try await world.send(method, path, headers: token, checkSpec: false)
                 #expect(response.status == 404 && response.errorCode == "notFound", "\(method) \(path)")
+            }
+        }
+    }
+
+    @Test("a method no route of a known path takes is 405 methodNotAllowed with Allow", arguments: TestBackend.available)
+    func methodsNotAllowed(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let spec = OpenAPISpec.shared
+            let declared = try #require(spec.resolve(spec.root["components"]?["responses"]?["MethodNotAllowed"]))
+            #expect(declared["headers"]?["Allow"] != nil, "the 405 response declares Allow")
+            let schema = try #require(declared["content"]?["application/json"]?["schema"])
+            for template in Set(spec.operations.map(\.path)).sorted() {
+                let allowed = spec.operations.filter { $0.path == template }.map(\.method).sorted()
+                let path = template.replacing(/\{[A-Za-z]+\}/) { _ in String(repeating: "0", count: 32) }
+                for method in [HTTPMethod.GET, .PUT, .POST, .DELETE, .PATCH, .OPTIONS, .TRACE]
+                where !allowed.contains(method.rawValue) {
+                    let response = try await world.send(method, path, headers: world.webhookHeaders, checkSpec: false)
+                    #expect(
+                        response.status == 405 && response.errorCode == "methodNotAllowed",
+                        "\(method) \(path): \(response.status) \(response.text)")
+                    #expect(
+                        response.headers.first { $0.0.lowercased() == "allow" }?.1 == allowed.joined(separator: ", "),
+                        "\(method) \(path)")
+                    #expect(spec.validate(try #require(response.json), schema, at: "$").isEmpty, "\(response.text)")
+                }
+            }
+            // A keyed request refused this way changed nothing, so its key is not kept: no replay.
+            let keyed = [("Idempotency-Key", "k-405")] + world.webhookHeaders
+            for _ in 0..<2 {
+                let response = try await world.send(.PATCH, "/webhook/backup", headers: keyed, checkSpec: false)
+                #expect(response.status == 405 && !response.headers.contains { $0.0.lowercased() == "idempotent-replayed" })
             }
         }
     }

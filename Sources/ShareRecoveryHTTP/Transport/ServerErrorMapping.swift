@@ -18,8 +18,8 @@ enum ServerErrorMapping {
 
     /// The API's own refusals, kept as transport codes of the same name.
     static let apiCodes: Set<TransportError.Code> = [
-        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .conflict, .payloadTooLarge, .requestInProgress,
-        .idempotencyKeyReused,
+        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .conflict, .methodNotAllowed, .payloadTooLarge,
+        .requestInProgress, .idempotencyKeyReused,
     ]
 
     /// The only codes a 401 or 403 may carry: credential problems, never a local check's code.

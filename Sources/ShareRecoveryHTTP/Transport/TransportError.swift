@@ -24,6 +24,8 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         case rateLimited
         /// A request that does not fit the resource's state, e.g. a session round applied twice (HTTP 409).
         case conflict
+        /// A method the path does not take (HTTP 405): a client that does not match the server's API.
+        case methodNotAllowed
         /// A request body over the server's limit (HTTP 413).
         case payloadTooLarge
         /// The server was still applying an earlier attempt of this call after every retry (HTTP 409):
@@ -82,7 +84,7 @@ extension TransportError: ActionableError {
         case .rateLimited: "Too many attempts; wait a few minutes, then try again."
         case .unauthorized, .forbidden, .flowEnded, .wrongCode: "Verify your identity again (a new one-time code), then retry."
         case .conflict: "The request does not fit the account's current state; reload and try again."
-        case .payloadTooLarge, .requestRejected, .tokenProviderFailed, .idempotencyKeyReused: "The server refused the request; report this with the request id."
+        case .payloadTooLarge, .methodNotAllowed, .requestRejected, .tokenProviderFailed, .idempotencyKeyReused: "The server refused the request; report this with the request id."
         }
     }
 }

@@ -30,6 +30,8 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let flowEnded = APIErrorCode(name: "flowEnded")
     /// Too many attempts for an identifier or client address (HTTP 429).
     public static let rateLimited = APIErrorCode(name: "rateLimited")
+    /// A method that no route of the path takes; `Allow` names those that do (HTTP 405).
+    public static let methodNotAllowed = APIErrorCode(name: "methodNotAllowed")
     /// A request body over the size limit (HTTP 413).
     public static let payloadTooLarge = APIErrorCode(name: "payloadTooLarge")
     /// An `Idempotency-Key` already used for another request (another method, path or body) (HTTP 422).
@@ -46,8 +48,8 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
 
     /// The server's own codes, beside the engine's (for documentation and tests).
     public static let serverCodes: [APIErrorCode] = [
-        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .payloadTooLarge, .idempotencyKeyReused,
-        .requestInProgress, .sourceFailure, .internalError, .notReady,
+        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .methodNotAllowed, .payloadTooLarge,
+        .idempotencyKeyReused, .requestInProgress, .sourceFailure, .internalError, .notReady,
     ]
 
     public var description: String { name }

@@ -41,13 +41,12 @@ struct ErrorMiddleware: RouterMiddleware {
             let code: APIErrorCode =
                 switch error.status.code {
                 case 404: .notFound
-                case 405: .notFound
+                case 405: .methodNotAllowed
                 case 413: .payloadTooLarge
                 case 400..<500: .malformedInput
                 default: .internalError
                 }
-            let message =
-                error.status.code == 404 || error.status.code == 405 ? "no such route" : error.status.reasonPhrase
+            let message = error.status.code == 404 ? "no such route" : error.status.reasonPhrase
             return JSONResponse.error(
                 APIError(error.status.code >= 500 ? .internalServerError : error.status, code, message))
         default:

@@ -79,6 +79,8 @@ public func makeServerApplication(
         // Inside the error middleware, so that it keeps the very answer the client gets.
         router.add(middleware: IdempotencyMiddleware(state: state))
         ServerRoutes(state: state).register(on: router)
+        // After every route: it then runs only where no route took the request (MethodNotAllowedMiddleware.swift).
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
