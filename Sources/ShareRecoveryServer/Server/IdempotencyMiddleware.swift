@@ -33,7 +33,12 @@ struct IdempotencyMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        guard Self.mutating.contains(request.method) else { return try await next(request, context) }
+        // A request no route took (404, or 405 from MethodNotAllowedMiddleware) applies nothing, and its
+        // answer must not depend on whether its key was used before. The router names the route it took
+        // before any middleware runs.
+        guard Self.mutating.contains(request.method), context.endpointPath != nil else {
+            return try await next(request, context)
+        }
         let values = request.headers[values: Self.header]
         guard !values.isEmpty else { return try await next(request, context) }
         guard values.count == 1, let key = Self.validKey(values[0]) else {
