@@ -5,7 +5,9 @@
 #      second against a reference server this script starts (scripts/examples.sh);
 #   3. the DocC documentation of every library target, with no warning (scripts/docs.sh);
 #   4. every signature checked by verifiers that know nothing of this project: PyNaCl and coincurve
-#      in a venv from PyPI (scripts/independent-verify.sh).
+#      in a venv from PyPI (scripts/independent-verify.sh);
+#   5. docs/openapi.yaml against a started server, by schemathesis from PyPI with real credentials
+#      (scripts/conformance.sh, about four minutes).
 # Each step prints its own timing; any failure stops the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,4 +27,5 @@ step "sanitizers" scripts/sanitizers.sh
 step "examples" scripts/examples.sh
 step "documentation" scripts/docs.sh
 step "independent signature verification" scripts/independent-verify.sh
+step "API conformance" scripts/conformance.sh
 echo "check.sh: all slow checks passed in $((SECONDS - started)) s" >&2

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The contract against the server (issue 19): schemathesis 4 from PyPI, in its own venv, runs every
+# check it has (status codes, content types, response schemas and headers, negative data rejected,
+# positive data accepted, missing credentials, undeclared methods and Allow, ...) against a reference
+# server this script starts on 127.0.0.1 (SQLite, a free port, everything in a temporary directory),
+# generating requests from docs/openapi.yaml. It holds real credentials, obtained as an integrator
+# does: an OTP flow per token purpose (the code read from the server's OTP file) and the webhook
+# secret. Exits non-zero on any failure; prints the seed (SEED=<n> draws the same requests). Arguments are
+# passed to schemathesis run (e.g. --include-operation-id getRecoveryMethods).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+venv="$root/.build-venv-conformance"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check schemathesis==4.32.5
+swift build --product share-recovery >&2
+bin=$(swift build --show-bin-path)/share-recovery
+
+. scripts/temporary-server.sh
+start_temporary_server "$bin" conformance.sh
+base="http://127.0.0.1:$port"
+
+# One token per purpose for the user "conformance", obtained as an integrator does, and a configuration
+# per purpose: schemathesis holds one bearer token at a time, so the operations run in four groups,
+# each with the token its operations take (and the webhook secret). The token's user is the userId.
+"$venv/bin/python" - "$base" "$work" "$root" <<'PY'
+import json, sys, urllib.request
+import yaml  # schemathesis's own dependency
+
+base, work, root = sys.argv[1], sys.argv[2], sys.argv[3]
+hooks = f"{root}/scripts/conformance-hooks.py"
+user = "conformance"
+
+def post(path, body):
+    request = urllib.request.Request(
+        base + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)
+
+def token(purpose):
+    flow = post("/recovery/flows", {"identifier": user, "purpose": purpose})["flowId"]
+    with open(f"{work}/otp.jsonl") as lines:
+        code = next(m["code"] for m in map(json.loads, lines) if m["flowId"] == flow)
+    return post(f"/recovery/flows/{flow}/verify", {"code": code})["token"]
+
+secret = open(f"{work}/server.sqlite.webhook-secret").read().strip()
+# The bearer operations of each purpose; the recover group also takes those that need no token.
+groups = {
+    "recover": ["getUserBackupShare", "getRecoveryMethods", "health", "getCustodianKey", "getAuditEvents",
+                "deliverBackupShare", "fetchBackupShares", "deleteBackupShares", "createRecoveryFlow",
+                "verifyRecoveryFlow", "registerCustodianShare"],
+    "addOrUpdateRecovery": ["putUserBackupShare", "openResharingSession", "finishResharingSession",
+                            "confirmResharingSession", "abortResharingSession"],
+    "deleteRecovery": ["deleteUserBackupShare"],
+    "sign": ["openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession"],
+}
+# Operations whose bodies carry cryptographic objects (cipherTexts, sealed shares, dealings, DKG
+# broadcasts, nonce commitments): a schema cannot say which bytes open or verify, so a schema-valid
+# body may still be 400 with the failing check's code. A flow's state is not in its id either: a
+# schema-valid code for a flow that ended is 410.
+accepted = ["2xx", "3xx", 401, 403, 404, 409, 429]
+extra = {operation: [400] for operation in [
+    "putUserBackupShare", "deliverBackupShare", "registerCustodianShare", "openResharingSession",
+    "finishResharingSession", "openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession",
+]}
+extra["verifyRecoveryFlow"] = [410]
+document = yaml.safe_load(open(f"{root}/docs/openapi.yaml"))
+declared = {o["operationId"] for item in document["paths"].values() for o in item.values() if isinstance(o, dict) and "operationId" in o}
+grouped = {operation for operations in groups.values() for operation in operations}
+if declared != grouped:
+    sys.exit(f"conformance.sh: operations in no group: {sorted(declared - grouped)}; unknown: {sorted(grouped - declared)}")
+with_user = ["putUserBackupShare", "getUserBackupShare", "deleteUserBackupShare", "getRecoveryMethods"]
+for purpose, operations in groups.items():
+    out = [f'hooks = "{hooks}"', "", "[auth.openapi.webhookSecret]", f'api_key = "{secret}"', "",
+           "[auth.openapi.bearerToken]", f'bearer = "{token(purpose)}"', ""]
+    for operation in [o for o in operations if o in with_user or o in extra]:
+        out += ["[[operations]]", f'include-operation-id = "{operation}"']
+        if operation in with_user:
+            out.append(f'parameters = {{ userId = "{user}" }}')
+        if operation in extra:
+            out.append(f"checks.positive_data_acceptance.expected-statuses = {json.dumps(accepted + extra[operation])}")
+        out.append("")
+    open(f"{work}/{purpose}.toml", "w").write("\n".join(out))
+    open(f"{work}/{purpose}.operations", "w").write("\n".join(operations) + "\n")
+PY
+
+seed=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "conformance.sh: schemathesis against $base, seed $seed (SEED=$seed $0 draws the same requests)" >&2
+cd "$work"
+failed=()
+for purpose in recover addOrUpdateRecovery deleteRecovery sign; do
+    selection=()
+    while read -r operation; do selection+=(--include-operation-id "$operation"); done < "$work/$purpose.operations"
+    echo "conformance.sh: the operations of a $purpose token" >&2
+    "$venv/bin/schemathesis" --config-file "$work/$purpose.toml" run "$root/docs/openapi.yaml" \
+        --url "$base" --checks all --seed "$seed" --max-time "${CONFORMANCE_SECONDS:-50}" \
+        --report-dir "$work/report" "${selection[@]}" "$@" | tee "$work/$purpose.log" || failed+=("$purpose")
+    # A group that drew no request (its time spent before the first) proves nothing.
+    if grep -q "No test cases were generated" "$work/$purpose.log"; then failed+=("$purpose (nothing tested)"); fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "conformance.sh: failures in the groups: ${failed[*]} (seed $seed)" >&2
+    exit 1
+fi
+echo "conformance.sh: 0 failures (seed $seed)" >&2
