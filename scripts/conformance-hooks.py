@@ -7,8 +7,10 @@ import schemathesis
 
 # An integrator draws a fresh Idempotency-Key for every request (ShareRecoveryHTTP does); schemathesis
 # draws keys like "0" again and again, and the server rightly answers 422 idempotencyKeyReused when a key
-# comes back with another request. So a well-formed key gets a unique suffix; a malformed one is sent as
-# drawn, so the negative cases still reach the server. Reuse itself is tested by IdempotencyTests.
+# comes back with another request of the same credentials, before the route looks at anything else, a
+# missing token included (openapi.yaml, IdempotencyKey). So a well-formed key gets a unique suffix; a
+# malformed one is sent as drawn, so the negative cases still reach the server. Reuse itself is tested
+# by IdempotencyTests.
 _WELL_FORMED = re.compile(r"^[!-~]{1,255}$")
 _counter = itertools.count()
 # conformance.sh runs schemathesis once per token purpose: the suffix is unique across those runs too.

@@ -89,6 +89,15 @@ struct IdempotencyTests {
             #expect(reused.status == 422 && reused.errorCode == "idempotencyKeyReused", "\(reused.text)")
             let read = try await world.token(for: "idem-reuse", purpose: "recover")
             #expect(try await world.send(.GET, path, headers: world.bearer(read)).string("cipherText") == first)
+            // The key comes before the route (openapi.yaml, IdempotencyKey): requests without credentials share a
+            // scope, so a tokenless DELETE with the key of a flow creation is 422, and with a fresh key 401.
+            let anonymous = [("Idempotency-Key", Self.key())]
+            #expect(
+                try await world.send(
+                    .POST, "/recovery/flows", json: .object([("identifier", .string("idem-reuse"))]), headers: anonymous
+                ).status == 201)
+            #expect(try await world.send(.DELETE, path, headers: anonymous).status == 422)
+            #expect(try await world.send(.DELETE, path, headers: [("Idempotency-Key", Self.key())]).status == 401)
         }
     }
 
