@@ -46,9 +46,10 @@ def token(purpose):
     return post(f"/recovery/flows/{flow}/verify", {"code": code})["token"]
 
 secret = open(f"{work}/server.sqlite.webhook-secret").read().strip()
+metrics_token = open(f"{work}/metrics.token").read().strip()
 # The bearer operations of each purpose; the recover group also takes those that need no token.
 groups = {
-    "recover": ["getUserBackupShare", "getRecoveryMethods", "health", "getCustodianKey", "getAuditEvents",
+    "recover": ["getUserBackupShare", "getRecoveryMethods", "health", "ready", "metrics", "getCustodianKey", "getAuditEvents",
                 "deliverBackupShare", "fetchBackupShares", "deleteBackupShares", "createRecoveryFlow",
                 "verifyRecoveryFlow", "registerCustodianShare"],
     "addOrUpdateRecovery": ["putUserBackupShare", "openResharingSession", "finishResharingSession",
@@ -74,7 +75,8 @@ if declared != grouped:
 with_user = ["putUserBackupShare", "getUserBackupShare", "deleteUserBackupShare", "getRecoveryMethods"]
 for purpose, operations in groups.items():
     out = [f'hooks = "{hooks}"', "", "[auth.openapi.webhookSecret]", f'api_key = "{secret}"', "",
-           "[auth.openapi.bearerToken]", f'bearer = "{token(purpose)}"', ""]
+           "[auth.openapi.bearerToken]", f'bearer = "{token(purpose)}"', "",
+           "[auth.openapi.metricsToken]", f'bearer = "{metrics_token}"', ""]
     for operation in [o for o in operations if o in with_user or o in extra]:
         out += ["[[operations]]", f'include-operation-id = "{operation}"']
         if operation in with_user:

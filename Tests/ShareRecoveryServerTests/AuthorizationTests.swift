@@ -60,13 +60,18 @@ struct AuthorizationTests {
                 ("clientKey", .string(Hex.encode(Fixtures.anyKey))),
             ])
 
+            let deleteUser = "\(user)-deleting"
+            let deletePath = "/users/\(deleteUser)/user-backup-share?backupMethod=PASSWORD"
             let routes = [
                 Route(
                     name: "put", method: .PUT, path: path, body: .object([("cipherText", .string(text))]),
                     purpose: .addOrUpdateRecovery, singleUse: true),
                 Route(name: "get", method: .GET, path: path, body: nil, purpose: .recover, singleUse: false),
+                // Another user of the same integrator: this one's open session would refuse a delete
+                // (operationInProgress), and the route's credentials are what is tested here.
                 Route(
-                    name: "delete", method: .DELETE, path: path, body: nil, purpose: .deleteRecovery, singleUse: true),
+                    name: "delete", method: .DELETE, path: deletePath, body: nil, purpose: .deleteRecovery, singleUse: true,
+                    user: deleteUser),
                 Route(
                     name: "methods", method: .GET, path: "/users/\(user)/recovery-methods", body: nil, purpose: nil,
                     singleUse: false),
@@ -113,22 +118,23 @@ struct AuthorizationTests {
                 }
                 if route.singleUse {
                     // Spend a token with the real write on another user's data, then reuse it here.
-                    let spent = mint(user, purpose)
+                    let spent = mint(route.user, purpose)
                     if route.method == .PUT {
                         #expect(
-                            try await world.send(route.method, path, json: route.body!, headers: world.bearer(spent))
+                            try await world.send(route.method, route.path, json: route.body!, headers: world.bearer(spent))
                                 .status == 204)
                     } else {
                         #expect(
                             try await world.send(
-                                .PUT, path, json: .object([("cipherText", .string(text))]),
-                                headers: world.bearer(mint(user, .addOrUpdateRecovery))
+                                .PUT, route.path, json: .object([("cipherText", .string(text))]),
+                                headers: world.bearer(mint(route.user, .addOrUpdateRecovery))
                             ).status == 204)
-                        #expect(try await world.send(.DELETE, path, headers: world.bearer(spent)).status == 204)
+                        let deleted = try await world.send(.DELETE, route.path, headers: world.bearer(spent))
+                        #expect(deleted.status == 204, "\(deleted.status) \(deleted.text)")
                         #expect(
                             try await world.send(
-                                .PUT, path, json: .object([("cipherText", .string(text))]),
-                                headers: world.bearer(mint(user, .addOrUpdateRecovery))
+                                .PUT, route.path, json: .object([("cipherText", .string(text))]),
+                                headers: world.bearer(mint(route.user, .addOrUpdateRecovery))
                             ).status == 204)
                     }
                     unauthorised.append(("reused", world.bearer(spent)))
