@@ -75,7 +75,13 @@ struct ServerLoad {
     private func measure(base: String, client: HTTPClient, webhookSecret: SecureBytes, otpFile: String, label: String)
         async throws -> [Measurement]
     {
-        let server = ReferenceServerClient(base: base, client: client)
+        // A load of 64 connections, possibly under a sanitizer (the test suite's quick run): an answer
+        // may take far longer than a device's 5 s attempt. Retried attempts would only add load and
+        // meet their own first attempt still running (409 requestInProgress), so every call here
+        // waits for its answer instead.
+        let transport = HTTPTransport(
+            configuration: .init(timeout: .seconds(600), attemptTimeout: .seconds(300), maximumAttempts: 2), client: client)
+        let server = ReferenceServerClient(base: base, transport: transport)
         let otp = OTPInbox(path: otpFile)
         var users: [User] = []
         for index in 0..<Self.connections {
@@ -93,7 +99,7 @@ struct ServerLoad {
             let walletUser = "bench-wallet-\(index)"
             let signToken = try await otp.token(server, identifier: walletUser, purpose: "sign")
             let wallet = try await HTTPWalletClient(
-                baseURL: base, tokenProvider: { _ in signToken }, transport: HTTPTransport(client: client)
+                baseURL: base, tokenProvider: { _ in signToken }, transport: transport
             ).createWallet(clientId: walletUser, walletId: "bench-\(index)", curve: .secp256k1, using: random)
             users.append(
                 User(
@@ -125,7 +131,7 @@ struct ServerLoad {
             },
             Workload(name: "signing session (bip340, 2-of-2)", perConnection: 4) { user in
                 let wallet = HTTPWalletClient(
-                    baseURL: base, tokenProvider: { _ in user.signToken }, transport: HTTPTransport(client: client))
+                    baseURL: base, tokenProvider: { _ in user.signToken }, transport: transport)
                 _ = try await wallet.sign(share: user.wallet, clientId: user.walletUser, message: Array(user.id.utf8))
             },
         ]
