@@ -143,7 +143,7 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
     /// `DELETE /recovery/sessions/{id}` for a session this process may never have seen: 204 (deleted)
     /// and 404 (gone: the server keeps a confirmed session answerable for
     /// `confirmedSessionRetentionSeconds`, so a missing one was never confirmed) are
-    /// ``SessionSettlement/abandoned``; 409 (it was confirmed) is ``SessionSettlement/confirmed``.
+    /// `SessionSettlement.abandoned`; 409 (it was confirmed) is `SessionSettlement.confirmed`.
     /// - Parameter session: The session the device recorded; its purpose picks the token purpose.
     /// - Throws: ``TransportError`` when the server cannot be asked; nothing is decided then.
     public func settleSession(_ session: PendingSession) async throws -> SessionSettlement {

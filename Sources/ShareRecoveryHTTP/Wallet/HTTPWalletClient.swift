@@ -83,8 +83,10 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
     ///   - clientId: The user.
     ///   - message: The message.
     ///   - mode: The mode (default: the curve's).
+    ///   - tweaks: A derivation path and/or Taproot (mode bip340 on secp256k1 only): the custodian
+    ///     signs for the same child or output key, and the signature verifies under it.
     ///   - random: The device's random source.
-    /// - Returns: The package and the signature, verified under the wallet key.
+    /// - Returns: The package and the signature, verified under the wallet key (or the tweaked key).
     /// - Throws: `ShareRecoveryError`: `conflict` when the server signs with another set (the device's
     ///   share is from before a recovery); `invalidSignatureShare` (party 2) when the server's share
     ///   does not verify; `nonceReused` when the server's session already signed; the transport's errors.
