@@ -1,4 +1,4 @@
-import Synchronization
+import ShareCrypto
 
 /// At most one recovery, backup or method change per wallet at a time in this process: the wallet
 /// is the device's share store object, whichever engine holds it. Across processes the store's own
@@ -8,7 +8,9 @@ import Synchronization
 /// loop in an app cannot pile up behind a stuck one.
 enum SingleFlight {
     /// The store objects with an operation running, and which one.
-    private static let running = Mutex<[ObjectIdentifier: String]>([:])
+    /// (The project's `Locked`, not `Synchronization.Mutex`: ThreadSanitizer reported a Swift access
+    /// race on a global `Mutex` here.)
+    private static let running = Locked<[ObjectIdentifier: String]>([:])
 
     /// Runs `body` as the wallet's one operation.
     /// - Parameters:
