@@ -60,10 +60,9 @@ extension ServerRoutes {
     /// 404 when no metrics token is configured (the route is off); 401 for a missing or wrong token.
     func metrics(_ request: Request) throws(APIError) -> Response {
         guard let expected = state.metricsToken else { throw APIError.notFound("no such route") }
-        let values = request.headers[values: .authorization]
-        guard values.count == 1, values[0].count > 7, values[0].prefix(7).lowercased() == "bearer ",
+        guard let credential = Self.bearerCredential(request),
             // SecureBytes == is constant time.
-            SecureBytes(copying: Array(values[0].dropFirst(7).utf8)) == expected
+            SecureBytes(copying: Array(credential.utf8)) == expected
         else { throw APIError.unauthorized("the metrics token is missing or wrong") }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

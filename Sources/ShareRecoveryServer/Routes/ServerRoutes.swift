@@ -42,13 +42,16 @@ struct ServerRoutes: Sendable {
 
     /// The bearer token, verified but not yet matched to a resource.
     func verifiedToken(_ request: Request) throws(APIError) -> Token {
+        guard let credential = Self.bearerCredential(request) else { throw APIError.unauthorized("a bearer token is required") }
+        return try state.tokens.verify(credential.trimmingSpaces, now: state.now)
+    }
+
+    /// What follows `Bearer ` in the request's one `Authorization` header, or `nil` when there is not
+    /// exactly one such header (user tokens and the metrics token alike).
+    static func bearerCredential(_ request: Request) -> String? {
         let values = request.headers[values: .authorization]
-        guard values.count == 1 else { throw APIError.unauthorized("a bearer token is required") }
-        let header = values[0]
-        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            throw APIError.unauthorized("a bearer token is required")
-        }
-        return try state.tokens.verify(String(header.dropFirst(7)).trimmingSpaces, now: state.now)
+        guard values.count == 1, values[0].count > 7, values[0].prefix(7).lowercased() == "bearer " else { return nil }
+        return String(values[0].dropFirst(7))
     }
 
     /// Checks `X-Webhook-Secret` in constant time.

@@ -32,7 +32,7 @@ final class ServerState: Sendable {
         metricsToken: SecureBytes? = nil
     ) {
         self.configuration = configuration
-        self.storage = storage is MeteredStorage ? storage : MeteredStorage(base: storage, metrics: metrics)
+        self.storage = MeteredStorage(base: storage, metrics: metrics)
         self.metrics = metrics
         self.metricsToken = metricsToken
         sealer = AtRestSealer(key: keys.atRest)
