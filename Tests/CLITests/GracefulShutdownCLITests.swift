@@ -51,26 +51,10 @@ struct GracefulShutdownCLITests {
 
     @Test("a request in flight at SIGTERM is answered; new connections are refused; exit 0", .timeLimit(.minutes(2)))
     func sigtermFinishesInFlight() throws {
-        let dir = try CLIRunner.temporaryDirectory()
-        let process = Process()
-        process.executableURL = CLIRunner.productsDirectory.appendingPathComponent("share-recovery")
-        process.arguments = ["serve", "--port", "0", "--database", "server.sqlite", "--otp-file", "otp.jsonl"]
-        process.currentDirectoryURL = dir
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var line: [UInt8] = []
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line += chunk
-        }
-        let announcement = try StrictJSON.parse(Array(line.prefix { $0 != UInt8(ascii: "\n") }))
-        guard case .number(let portText)? = announcement["port"], let port = Int(portText) else {
-            Issue.record("no port announced: \(String(decoding: line, as: UTF8.self))")
+        let server = try MethodsCLITests.ServerProcess(directory: try CLIRunner.temporaryDirectory())
+        let process = server.process
+        guard let port = URLComponents(string: server.base)?.port else {
+            Issue.record("no port in \(server.base)")
             return
         }
 
