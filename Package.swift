@@ -5,11 +5,17 @@ import PackageDescription
 // CI (scripts/test.sh) sets SHARE_RECOVERY_WERROR=1: warnings in our own targets are errors there,
 // while dependencies keep their own warning settings.
 let warningsAreErrors = Context.environment["SHARE_RECOVERY_WERROR"] == "1"
+// scripts/sanitizers.sh sets SHARE_RECOVERY_SANITIZE=address or thread: our own targets are compiled
+// and linked with that sanitizer in the plain scratch path, next to the dependencies the plain build
+// already compiled, so a sanitizer pass recompiles our code only (docs/sanitizers.md says what that
+// leaves out). `swift build --sanitize` would recompile every dependency, BoringSSL included.
+let sanitizer = Context.environment["SHARE_RECOVERY_SANITIZE"].flatMap { ["address", "thread"].contains($0) ? $0 : nil }
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ] + (warningsAreErrors ? [.treatAllWarnings(as: .error)] : [])
+    + (sanitizer.map { [.unsafeFlags(["-sanitize=\($0)"])] } ?? [])
 
 let package = Package(
     name: "share-recovery",
@@ -190,4 +196,5 @@ if Context.environment["SHARE_RECOVERY_FUZZ"] == "1" {
 
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
+    if let sanitizer { target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])] }
 }
