@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The slow checks (`make check`), which CI runs after the README's test command (`make test`):
-#   1. the whole suite under AddressSanitizer, then ThreadSanitizer (scripts/sanitizers.sh);
+#   1. the suite under AddressSanitizer, then ThreadSanitizer, our own targets instrumented
+#      (scripts/sanitizers.sh; docs/sanitizers.md says what runs under which);
 #   2. the Examples/ package: built against the root package by path, both executables run, the
 #      second against a reference server this script starts (scripts/examples.sh);
 #   3. the DocC documentation of every library target, with no warning (scripts/docs.sh);
