@@ -20,8 +20,9 @@ export SHARE_RECOVERY_WERROR=1
 run() {
     local sanitizer=$1
     local started=$SECONDS
+    export SHARE_RECOVERY_SANITIZE=$sanitizer
     echo "sanitizers: building our targets and the tests with -sanitize=$sanitizer" >&2
-    SHARE_RECOVERY_SANITIZE=$sanitizer swift build --build-tests
+    swift build --build-tests
     local built=$SECONDS
     echo "sanitizers: running the tests under $sanitizer" >&2
     # Serially, as in scripts/test.sh. Under TSan without CLITests: those run the CLI as separate
@@ -29,7 +30,7 @@ run() {
     # drive concurrently; ASan runs them all.
     local skip=()
     if [ "$sanitizer" = thread ]; then skip=(--skip CLITests); fi
-    SHARE_RECOVERY_SANITIZE=$sanitizer swift test --skip-build --no-parallel "${skip[@]}"
+    swift test --skip-build --no-parallel "${skip[@]}"
     echo "sanitizers: $sanitizer: build $((built - started)) s, tests $((SECONDS - built)) s" >&2
 }
 

@@ -8,7 +8,6 @@ import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
 import ShareRecoveryServer
-import Synchronization
 
 /// The reference server loaded over loopback by 64 concurrent connections (8 in a quick run, which
 /// the test suite makes, under sanitizers too, to see that it works): requests/s, p50 and p99 of
