@@ -3,8 +3,8 @@ import ShareCrypto
 import ShareRecovery
 import ShareRecoveryServer
 
-/// `recovery-bench [--quick] [--json FILE]`: what recovery costs, and how close it is to the floor
-/// of its unavoidable primitive operations, measured in the same run.
+/// `recovery-bench [--quick] [--server-only] [--json FILE]`: what recovery costs, and how close it is
+/// to the floor of its unavoidable primitive operations, measured in the same run.
 @main
 struct RecoveryBench {
     struct Options {
@@ -14,7 +14,36 @@ struct RecoveryBench {
         var serverOnly = false
     }
 
-    static func parse(_ arguments: [String]) -> Options? {
+    /// What the command line asks for: a run, the help, or a mistake with what to do about it.
+    enum Request {
+        case run(Options)
+        case help
+        case mistake(String)
+    }
+
+    static let usage = "usage: recovery-bench [--quick] [--server-only] [--json FILE] | --profile CURVE COUNT"
+
+    static let help = """
+        recovery-bench: what recovery costs, and how close it is to the floor of its unavoidable
+        primitive operations, measured in the same run (README: Benchmarks).
+
+        \(usage)
+
+        Options:
+          --quick              fewer repetitions and 8 server connections instead of 64 (the tests' run)
+          --server-only        only the reference server under load
+          --json FILE          also write every measurement to FILE as JSON
+          --profile CURVE COUNT
+                               only COUNT offline cloudKey recoveries on CURVE (secp256k1 or ed25519),
+                               for a profiler such as callgrind
+          -h, --help           this help
+
+        Examples:
+          swift run -c release recovery-bench
+          swift run -c release recovery-bench --quick --json bench.json
+        """
+
+    static func parse(_ arguments: [String]) -> Request {
         var options = Options()
         var iterator = arguments.makeIterator()
         while let argument = iterator.next() {
@@ -22,23 +51,29 @@ struct RecoveryBench {
             case "--quick": options.quick = true
             case "--server-only": options.serverOnly = true
             case "--json":
-                guard let path = iterator.next() else { return nil }
+                guard let path = iterator.next() else { return .mistake("--json needs a file to write, e.g. --json bench.json") }
                 options.jsonPath = path
             case "--profile":
                 // `--profile CURVE COUNT`: only COUNT offline cloudKey recoveries, for callgrind.
                 guard let curve = iterator.next().flatMap(Curve.init(name:)), let count = iterator.next().flatMap(Int.init)
-                else { return nil }
+                else { return .mistake("--profile needs a curve (secp256k1 or ed25519) and a count, e.g. --profile secp256k1 1000") }
                 options.profile = (curve, count)
-            case "--help", "-h": return nil
-            default: return nil
+            case "--help", "-h": return .help
+            default: return .mistake("unknown argument \"\(argument)\"")
             }
         }
-        return options
+        return .run(options)
     }
 
     static func main() async throws {
-        guard let options = parse(Array(CommandLine.arguments.dropFirst())) else {
-            FileHandle.standardError.write(Data("usage: recovery-bench [--quick] [--server-only] [--json FILE] | --profile CURVE COUNT\n".utf8))
+        let options: Options
+        switch parse(Array(CommandLine.arguments.dropFirst())) {
+        case .run(let asked): options = asked
+        case .help:
+            print(help)
+            return
+        case .mistake(let what):
+            FileHandle.standardError.write(Data("recovery-bench: error: \(what)\n\(usage)\nSee recovery-bench --help.\n".utf8))
             exit(2)
         }
         if let (curve, count) = options.profile {

@@ -199,6 +199,22 @@ struct CLITests {
         #expect(lines.filter { $0.contains("old device share refused for signing: yes") }.count == 2)
     }
 
+    /// The benchmark's help prints and exits 0; a mistake says what to do and exits 2 without running.
+    @Test func recoveryBenchHelpAndMistakes() throws {
+        let help = try CLIRunner.run("recovery-bench", ["--help"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stdout.contains("--profile CURVE COUNT") && help.stdout.contains("Examples:"))
+        for (arguments, said) in [
+            (["--json"], "--json needs a file"), (["--profile", "p256", "10"], "--profile needs a curve"),
+            (["--fast"], "unknown argument \"--fast\""),
+        ] {
+            let run = try CLIRunner.run("recovery-bench", arguments)
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.stderr.contains(said) && run.stderr.contains("See recovery-bench --help."), "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty, "\(arguments) ran: \(run.stdout)")
+        }
+    }
+
     /// The benchmark works end to end (timings are reported, never asserted).
     @Test func recoveryBenchQuickRuns() throws {
         let json = try CLIRunner.temporaryDirectory().appendingPathComponent("bench.json")
