@@ -1,18 +1,21 @@
-# Sourced by scripts/examples.sh and scripts/conformance.sh: `start_temporary_server <binary> <name>`
-# starts a reference server on 127.0.0.1 (SQLite, a free port, everything in a fresh temporary
+# Sourced by scripts/examples.sh and scripts/conformance.sh: `start_temporary_server <binary> <name>
+# [serve options...]` starts a reference server on 127.0.0.1 (SQLite, a free port, everything in a fresh temporary
 # directory) and sets `work` (that directory: server.sqlite, its .webhook-secret, otp.jsonl,
 # metrics.token),
 # `server_pid` and `port`; the server is stopped and the directory removed when the script exits.
 start_temporary_server() {
     local binary=$1 name=$2
+    shift 2
     work=$(mktemp -d)
     server_pid=""
     trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
     # serve prints {"listening":…,"port":N} once it accepts connections.
     # A metrics token too, so that GET /metrics can be exercised (conformance.sh).
+    # Created here, not by the background job's redirection, so that the first read cannot miss it.
+    : > "$work/serve.out"
     head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/metrics.token"
     "$binary" serve --port 0 --database "$work/server.sqlite" --otp-file "$work/otp.jsonl" \
-        --metrics-token-file "$work/metrics.token" > "$work/serve.out" 2> "$work/serve.err" &
+        --metrics-token-file "$work/metrics.token" "$@" > "$work/serve.out" 2> "$work/serve.err" &
     server_pid=$!
     port=""
     for _ in $(seq 1 300); do

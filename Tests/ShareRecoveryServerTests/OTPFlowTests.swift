@@ -43,6 +43,7 @@ struct OTPFlowTests {
             let verified = try await verify(world, flowId, code, server: 1)
             #expect(verified.status == 200)
             #expect(verified.string("purpose") == "recover")
+            #expect(verified.string("userId") == "alice@example.com")
             #expect(verified.string("token")?.hasPrefix("srt1.") == true)
             // A flow verifies once.
             #expect(try await verify(world, flowId, code).errorCode == "flowEnded")
@@ -128,6 +129,19 @@ struct OTPFlowTests {
             world.clock.advance(seconds: 600)
             #expect(try await verify(world, second, code).status == 200)
         }
+    }
+
+    @Test("scaling multiplies the per-address limits only, saturating")
+    func scalingPerAddress() {
+        let standard = ServerConfiguration.RateLimits.standard
+        let scaled = standard.scalingPerAddress(by: 3)
+        #expect(scaled.verifyPerAddress.limit == standard.verifyPerAddress.limit * 3)
+        #expect(scaled.flowCreationPerAddress.limit == standard.flowCreationPerAddress.limit * 3)
+        #expect(scaled.verifyPerIdentifier == standard.verifyPerIdentifier)
+        #expect(scaled.flowCreationPerIdentifier == standard.flowCreationPerIdentifier)
+        #expect(scaled.verifyPerAddress.windowSeconds == standard.verifyPerAddress.windowSeconds)
+        #expect(standard.scalingPerAddress(by: Int.max).verifyPerAddress.limit == Int.max)
+        #expect(standard.scalingPerAddress(by: 0) == standard)
     }
 
     @Test("flow creation is rate limited and validates its input", arguments: TestBackend.available)

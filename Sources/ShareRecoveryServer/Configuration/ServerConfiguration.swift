@@ -80,6 +80,22 @@ public struct ServerConfiguration: Sendable {
             verifyPerAddress: .init(limit: 100, windowSeconds: 900),
             flowCreationPerIdentifier: .init(limit: 5, windowSeconds: 900),
             flowCreationPerAddress: .init(limit: 50, windowSeconds: 900))
+
+        /// These limits with the per-address ones multiplied by `factor`, for a front proxy through which
+        /// many users reach the server from one address, or a test rig; the per-identifier limits, which
+        /// protect each user's codes, stay as they are.
+        /// - Parameter factor: How many times the per-address limits allow (1 or more).
+        public func scalingPerAddress(by factor: Int) -> RateLimits {
+            // Saturating, and never below the limits themselves.
+            func scaled(_ limit: Int) -> Int {
+                let (product, overflow) = limit.multipliedReportingOverflow(by: max(1, factor))
+                return overflow ? Int.max : product
+            }
+            var result = self
+            result.verifyPerAddress.limit = scaled(verifyPerAddress.limit)
+            result.flowCreationPerAddress.limit = scaled(flowCreationPerAddress.limit)
+            return result
+        }
     }
 
     /// The environment variable read for the master key when ``masterKey`` is `nil`.

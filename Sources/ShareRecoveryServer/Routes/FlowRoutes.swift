@@ -55,7 +55,9 @@ extension ServerRoutes {
             .object([("flowId", .string(flowId)), ("expiresAt", .string(RFC3339.format(expiresAt)))]), status: .created)
     }
 
-    /// `POST /recovery/flows/{flowId}/verify` `{"code"}` → 200 `{"token", "purpose", "expiresAt"}`.
+    /// `POST /recovery/flows/{flowId}/verify` `{"code"}` → 200 `{"token", "userId", "purpose", "expiresAt"}`;
+    /// `userId` is the flow's identifier, the user the token acts for (what the user-scoped routes take in
+    /// their path), so an integrator need not keep it from the flow's creation.
     func verifyFlow(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let flowId = try RequestReading.issuedIdentifier(context, "flowId", what: "recovery flow")
         let body = try await RequestReading.jsonObject(request, limit: limit)
@@ -83,7 +85,8 @@ extension ServerRoutes {
                 lifetime: Int64(state.configuration.tokenLifetimeSeconds))
             return JSONResponse.json(
                 .object([
-                    ("token", .string(issued.text)), ("purpose", .string(purpose.rawValue)),
+                    ("token", .string(issued.text)), ("userId", .string(identifier)),
+                    ("purpose", .string(purpose.rawValue)),
                     ("expiresAt", .string(RFC3339.format(issued.token.expiresAt))),
                 ]))
         case .wrongCode(let remaining):

@@ -14,6 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --port 0 --database /tmp/sr/server.sqlite",
                 "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --metrics-token-file metrics.token",
+                "share-recovery serve --otp-address-limit-scale 100   # behind a proxy that funnels users through one address",
             ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
@@ -29,6 +30,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
     @Option(help: "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics (default: /metrics is off).")
     var metricsTokenFile: String?
+    @Option(help: ArgumentHelp(
+        "Multiply the per-address one-time-code limits (50 new flows and 100 verifications per 15 minutes) by N, 1 to 1000.",
+        discussion: "For a front proxy through which many users reach the server from one address, or a test rig; the per-identifier limits stay."))
+    var otpAddressLimitScale = 1
+
+    func validate() throws {
+        guard (1...1000).contains(otpAddressLimitScale) else {
+            throw ValidationError("--otp-address-limit-scale must be 1 to 1000, not \(otpAddressLimitScale).")
+        }
+    }
 
     /// A `--database` value: a PostgreSQL URL, else an SQLite path.
     static func database(_ text: String) -> ServerConfiguration.Database {
@@ -45,6 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
             webhookBase: webhookBase,
             otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
+        configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
         let host = configuration.host
         try await runServer(configuration) { port in
             Terminal.output(#"{"listening":"http://\#(host):\#(port)","port":\#(port)}"#)
