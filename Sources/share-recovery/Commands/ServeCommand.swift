@@ -14,7 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --port 0 --database /tmp/sr/server.sqlite",
                 "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --metrics-token-file metrics.token",
-                "share-recovery serve --otp-address-limit-scale 100   # behind a proxy that funnels users through one address",
+                "share-recovery serve --otp-address-limit-scale 100",
             ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
