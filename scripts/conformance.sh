@@ -23,7 +23,7 @@ start_temporary_server "$bin" conformance.sh
 base="http://127.0.0.1:$port"
 
 # One token per purpose for the user "conformance", obtained as an integrator does, and a configuration
-# per purpose: schemathesis holds one bearer token at a time, so the operations run in four groups,
+# per purpose: schemathesis holds one bearer token at a time, so the operations run in five groups,
 # each with the token its operations take (and the webhook secret). The token's user is the userId.
 "$venv/bin/python" - "$base" "$work" "$root" <<'PY'
 import json, sys, urllib.request
@@ -56,6 +56,7 @@ groups = {
                             "confirmResharingSession", "abortResharingSession"],
     "deleteRecovery": ["deleteUserBackupShare"],
     "sign": ["openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession"],
+    "eject": ["ejectWallet"],
 }
 # Operations whose bodies carry cryptographic objects (cipherTexts, sealed shares, dealings, DKG
 # broadcasts, nonce commitments): a schema cannot say which bytes open or verify, so a schema-valid
@@ -92,7 +93,7 @@ seed=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "conformance.sh: schemathesis against $base, seed $seed (SEED=$seed $0 draws the same requests)" >&2
 cd "$work"
 failed=()
-for purpose in recover addOrUpdateRecovery deleteRecovery sign; do
+for purpose in recover addOrUpdateRecovery deleteRecovery sign eject; do
     selection=()
     while read -r operation; do selection+=(--include-operation-id "$operation"); done < "$work/$purpose.operations"
     echo "conformance.sh: the operations of a $purpose token" >&2
