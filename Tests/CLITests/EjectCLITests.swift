@@ -86,3 +86,46 @@ extension CLITests {
         #expect(SecretForms.leaks(of: secrets, in: shown.stderr).isEmpty)
     }
 }
+
+extension MethodsCLITests {
+    /// `eject --server` through the binary against `serve`: a wallet made by `wallet create` signs,
+    /// is ejected with a token of purpose eject (a sign token is refused), its key's public key,
+    /// computed apart from the engine, is the wallet's, and `sign --server` is then refused.
+    @Test("eject --server: an eject token releases the custodian's share once; the wallet signs no more")
+    func ejectWithTheServer() throws {
+        let sign = try token("sign", user: "ejecting")
+        let created = try run([
+            "wallet", "create", "--server", server.base, "--user-id", "ejecting", "--token-file", sign, "--curve", "secp256k1",
+            "--wallet-id", "w-eject", "--out", "device-share.json",
+        ])
+        #expect(created.status == 0, "\(created.stderr)")
+        let device = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent("device-share.json"), encoding: .utf8))
+        try Data("pay".utf8).write(to: dir.appendingPathComponent("msg.bin"))
+        let signArguments = [
+            "sign", "--server", server.base, "--user-id", "ejecting", "--token-file", sign, "--signing-share", "device-share.json",
+            "--message-file", "msg.bin",
+        ]
+        #expect(try run(signArguments).status == 0)
+
+        let ejectArguments = ["eject", "--server", server.base, "--user-id", "ejecting", "--signing-share", "device-share.json"]
+        let wrongToken = try run(ejectArguments + ["--token-file", sign, "--out", "refused.json"])
+        #expect(wrongToken.status == 1 && wrongToken.stderr.contains("forbidden"), "\(wrongToken.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("refused.json").path))
+
+        let eject = try token("eject", user: "ejecting")
+        let ejected = try run(ejectArguments + ["--token-file", eject, "--out", "wallet-key.json"])
+        #expect(ejected.status == 0, "\(ejected.stderr)")
+        #expect(ejected.stderr.contains("FULL PRIVATE KEY"))
+        let key = try StrictJSON.parse(Array(try Data(contentsOf: dir.appendingPathComponent("wallet-key.json"))))
+        guard case .string(let hex)? = key["privateKeyHex"] else {
+            Issue.record("no privateKeyHex")
+            return
+        }
+        #expect(ExportedKeyCheck.publicKey(ofHex: hex, curve: .secp256k1) == device.publicKey.rawRepresentation)
+        let secrets = [SecretForms("ejected key", bytes: try #require(ExportedKeyCheck.hexBytes(hex)))]
+        #expect(SecretForms.leaks(of: secrets, in: ejected.stdout + ejected.stderr).isEmpty)
+
+        let refused = try run(signArguments)
+        #expect(refused.status == 1 && refused.stderr.contains("walletEjected"), "\(refused.stderr)")
+    }
+}
