@@ -142,6 +142,40 @@ struct EjectTests {
             #expect(replay.status == 409, "\(replay.text)")
         }
     }
+
+    @Test("a lost answer: the same Idempotency-Key replays the sealed share, once ejected", arguments: TestBackend.available)
+    func lostAnswerIsReplayed(backend: TestBackend) async throws {
+        try await TestWorld.with(backend, servers: 2, configure: WalletSessionTests.unlimitedFlows) { world in
+            let user = "eject-replay"
+            let signToken = try await world.token(for: user, purpose: "sign")
+            let device = try await HTTPWalletClient(baseURL: world.servers[0].baseURL(), tokenProvider: { _ in signToken })
+                .createWallet(clientId: user, walletId: "w", curve: .ed25519)
+            let ejectToken = try await world.token(for: user, purpose: "eject")
+            let sessionKey = SealingKeyPair()
+            let body = JSONValue.object([
+                ("clientId", .string(user)), ("walletId", .string("w")), ("setId", .string(device.setId.hex)),
+                ("clientKey", .string(Hex.encode(sessionKey.publicKey))),
+            ])
+            let headers = world.bearer(ejectToken) + [("Idempotency-Key", Hex.encode(SystemRandom().bytes(count: 16)))]
+            let first = try await world.send(.POST, "/wallets/eject", json: body, headers: headers, server: 0)
+            let again = try await world.send(.POST, "/wallets/eject", json: body, headers: headers, server: 1)
+            #expect(first.status == 200 && again.status == 200, "\(again.text)")
+            #expect(again.headers.contains { $0.0.lowercased() == "idempotent-replayed" && $0.1 == "true" })
+            #expect(first.string("sealedShare") == again.string("sealedShare"))
+            // The replayed share opens with the call's key and completes the device's share to the wallet key.
+            let sealedText = try #require(again.string("sealedShare"))
+            let sealed = try #require(Base64.decode(sealedText))
+            let secret = try Scalar(secret: try SealedBox.open(sealed, with: sessionKey), curve: .ed25519)
+            let custodian = try ShareRecord(
+                walletId: "w", curve: .ed25519, kind: .signing, threshold: 2, parties: 2, partyIndex: 2, generation: device.generation,
+                setId: device.setId, secret: secret, commitments: device.commitments)
+            #expect(try KeyEjection.rebuildKeyForEject([device, custodian]).publicKey == device.publicKey)
+            // Without the Idempotency-Key, a new request is refused: the wallet is ejected.
+            let fresh = try await WalletWire.eject(world: world, share: device, userId: user, token: ejectToken)
+            #expect(fresh.status == 409 && fresh.errorCode == "walletEjected", "\(fresh.text)")
+            #expect(try await world.auditRows().filter { $0.event == "walletEjected" }.count == 1)
+        }
+    }
 }
 
 extension WalletWire {
