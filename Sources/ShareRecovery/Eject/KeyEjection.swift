@@ -59,7 +59,7 @@ public enum KeyEjection {
 }
 
 /// A wallet's full private key, rebuilt for eject (``KeyEjection/rebuildKeyForEject(_:)``). The
-/// scalar lives in ``SecureBytes`` (wiped when the last copy goes); `description` shows only public
+/// scalar lives in `SecureBytes` (wiped when the last copy goes); `description` shows only public
 /// facts. The export forms are secret buffers too: write them to their destination and let them go.
 public struct EjectedKey: Sendable, CustomStringConvertible {
     /// The wallet's id.

@@ -4,7 +4,7 @@ public import ShareRecovery
 extension HTTPWalletClient {
     /// Eject (docs/eject.md): asks the server's custodian for its signing share of the wallet and
     /// rebuilds the full private key from it and the device's share, with
-    /// ``KeyEjection/rebuildKeyForEject(_:)``. The custodian's share travels sealed to a fresh key of
+    /// `KeyEjection.rebuildKeyForEject(_:)`. The custodian's share travels sealed to a fresh key of
     /// this call. Afterwards the server refuses to sign for the wallet (`walletEjected`), and keeps
     /// no signing share of it: from here on the returned key is the wallet.
     ///
