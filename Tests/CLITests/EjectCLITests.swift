@@ -127,5 +127,6 @@ extension MethodsCLITests {
 
         let refused = try run(signArguments)
         #expect(refused.status == 1 && refused.stderr.contains("walletEjected"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("hint: this wallet was ejected"), "\(refused.stderr)")
     }
 }
