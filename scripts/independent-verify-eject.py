@@ -2,7 +2,8 @@
 """Checks keys that `share-recovery eject` rebuilt (docs/eject.md) with libraries that know nothing of
 share-recovery: coincurve's bundled libsecp256k1 derives the secp256k1 public key from privateKeyHex,
 the WIF is decoded here (Base58 and the double-SHA-256 checksum with hashlib) and must hold the same key
-with the version byte of its network and the compression flag; PyNaCl's bundled libsodium multiplies the
+with the version byte of its network and the compression flag, and the xprv must be BIP-32's depth-0
+serialization of that key with BIP-328's chain code (computed here as SHA-256("MuSig2MuSig2MuSig2")); PyNaCl's bundled libsodium multiplies the
 ed25519 scalar by the base point without clamping. Each public key must be the wallet's.
 
 Usage: independent-verify-eject.py EJECTED_JSONL  (one key file per line, as `eject --reveal-secret` prints)
@@ -17,6 +18,9 @@ import nacl.bindings
 
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 VERSIONS = {"mainnet": 0x80, "testnet": 0xEF}
+EXTENDED_VERSIONS = {"mainnet": bytes.fromhex("0488ade4"), "testnet": bytes.fromhex("04358394")}
+# BIP-328's chain code for the root of an aggregate key, as that BIP defines it.
+CHAIN_CODE = hashlib.sha256(b"MuSig2MuSig2MuSig2").digest()
 
 
 def base58check_decode(text):
@@ -41,6 +45,10 @@ def check(item):
         payload = base58check_decode(item["wif"])
         if len(payload) != 34 or payload[0] != VERSIONS[item["wifNetwork"]] or payload[33] != 1 or payload[1:33] != key:
             problems.append("the WIF does not hold version, key and the compression flag")
+        extended = base58check_decode(item["xprv"])
+        expected = EXTENDED_VERSIONS[item["wifNetwork"]] + bytes(9) + CHAIN_CODE + b"\x00" + key
+        if extended != expected:
+            problems.append("the xprv is not BIP-32's root serialization of the key with BIP-328's chain code")
     else:
         public = nacl.bindings.crypto_scalarmult_ed25519_base_noclamp(key).hex()
         if public != item["publicKey"]:

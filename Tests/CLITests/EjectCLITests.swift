@@ -47,6 +47,11 @@ extension CLITests {
                 return
             }
             #expect(decoded.version == 0x80 && decoded.key == ExportedKeyCheck.hexBytes(hex))
+            guard case .string(let xprv)? = setKey["xprv"] else {
+                Issue.record("no xprv in the key file")
+                return
+            }
+            #expect(xprv.hasPrefix("xprv") && ExportedKeyCheck.base58(xprv)?.count == 82)
         } else {
             #expect(setKey["wif"] == nil && setKey["privateKeyForm"] != nil)
         }

@@ -49,6 +49,28 @@ struct KeyEjectionTests {
         }
     }
 
+    @Test("xprv: BIP-32's serialization of the key with BIP-328's chain code; its xpub is the wallet's root xpub")
+    func extendedPrivateKey() throws {
+        let key = try KeyEjection.rebuildKeyForEject(try KeyGeneration.generate(curve: .secp256k1, walletId: "w"))
+        let keyBytes = key.privateKey.rawRepresentation.revealedBytes()
+        for (network, version) in [(EjectedKey.WIFNetwork.mainnet, [UInt8]([0x04, 0x88, 0xAD, 0xE4])), (.testnet, [0x04, 0x35, 0x83, 0x94])] {
+            let text = String(decoding: try key.extendedPrivateKey(network: network).revealedBytes(), as: UTF8.self)
+            #expect(text.hasPrefix(network == .mainnet ? "xprv" : "tprv"))
+            let decoded = try #require(ExportedKeyCheck.base58(text))
+            try #require(decoded.count == 82)
+            let body = Array(decoded.prefix(78))
+            #expect(Array(decoded.suffix(4)) == Array(SHA256.hash(SHA256.hash(body)).prefix(4)))
+            #expect(Array(body[0..<4]) == version && body[4...12].allSatisfy { $0 == 0 } && body[45] == 0)
+            #expect(Array(body[46..<78]) == keyBytes)
+            // The same header with the public key: the root xpub that `derive` prints.
+            let publicKey = try #require(RawPrimitives.publicKey(ofPrivateKey: Array(body[46..<78]), curve: .secp256k1))
+            let xpub = ExtendedPublicKey.mainnetVersion + Array(body[4..<45]) + publicKey
+            #expect(xpub == (try ExtendedPublicKey(aggregateKey: key.publicKey)).rawRepresentation)
+        }
+        let ed = try KeyEjection.rebuildKeyForEject(try KeyGeneration.generate(curve: .ed25519, walletId: "w"))
+        #expect(throws: ShareRecoveryError(.invalidParameters, "")) { _ = try ed.extendedPrivateKey() }
+    }
+
     @Test("WIF of the Bitcoin wiki's example key (en.bitcoin.it/wiki/Wallet_import_format, compressed form)")
     func wifKnownAnswer() throws {
         let bytes = try #require(ExportedKeyCheck.hexBytes("0c28fca386c7a227600b2fe50b7cae11ec86d3bf1fbe471be89827e19d72aa1d"))

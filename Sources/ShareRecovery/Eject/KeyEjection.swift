@@ -100,5 +100,22 @@ public struct EjectedKey: Sendable, CustomStringConvertible {
         return Base58Check.encodeSecret(payload)
     }
 
+    /// The BIP-32 extended private key of the wallet's root (secp256k1 only): BIP-328's chain code,
+    /// the one `derive` and signing with a path use (docs/derivation.md), depth 0, no parent, then the
+    /// key; so a BIP-32 wallet derives from it the same child keys. Its extended public key is the
+    /// wallet's root xpub.
+    /// - Parameter network: `mainnet` writes an `xprv` (version `0488ade4`), `testnet` a `tprv` (`04358394`).
+    /// - Returns: The Base58Check text as ASCII bytes, in a secret buffer.
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` on ed25519, which has no BIP-32.
+    public func extendedPrivateKey(network: WIFNetwork = .mainnet) throws(ShareRecoveryError) -> SecureBytes {
+        guard curve == .secp256k1 else {
+            throw ShareRecoveryError(.invalidParameters, "BIP-32 extended keys are a secp256k1 format; an ed25519 key exports as its 32-byte scalar")
+        }
+        let version: [UInt8] = network == .mainnet ? [0x04, 0x88, 0xAD, 0xE4] : [0x04, 0x35, 0x83, 0x94]
+        // version, depth 0, parent fingerprint 0, child number 0, chain code, 0x00, key (BIP-32 serialization).
+        let header = version + [0] + [0, 0, 0, 0] + [0, 0, 0, 0] + ExtendedPublicKey.aggregateKeyChainCode + [0]
+        return Base58Check.encodeSecret(SecureBytes.concatenating([SecureBytes(copying: header), privateKey.rawRepresentation]))
+    }
+
     public var description: String { "EjectedKey(\(curve), wallet \(walletId), public key \(publicKey.hex), private key redacted)" }
 }

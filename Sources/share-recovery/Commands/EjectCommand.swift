@@ -9,7 +9,7 @@ struct EjectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eject", abstract: "Rebuild the wallet's FULL PRIVATE KEY to take it to another wallet (eject).",
         discussion: helpText(
-            "This is the one command that rebuilds the full private key. Whoever reads the output owns the wallet.\n\nWith --server the server's custodian releases its signing share once, for a token of purpose eject (`otp start --purpose eject`, then `otp verify`), and afterwards refuses to sign for the wallet (walletEjected). Without --server the key is rebuilt offline, for disaster recovery without the provider: from the wallet's signing shares (t of them: `recover --out` or `kit recover` write a set), or from a user backup share (`decrypt --reveal-secret`) with --custodian-shares and --custodian-key.\n\nThe key goes to --out (a new file, mode 0600), or to stdout only with --reveal-secret. Formats: secp256k1 as 32-byte hex and WIF (compressed; --network testnet for the 0xef version byte); ed25519 as the 32-byte little-endian scalar, which is NOT an RFC 8032 seed (docs/eject.md says which wallets take a scalar). stdout without --reveal-secret gets only public facts.",
+            "This is the one command that rebuilds the full private key. Whoever reads the output owns the wallet.\n\nWith --server the server's custodian releases its signing share once, for a token of purpose eject (`otp start --purpose eject`, then `otp verify`), and afterwards refuses to sign for the wallet (walletEjected). Without --server the key is rebuilt offline, for disaster recovery without the provider: from the wallet's signing shares (t of them: `recover --out` or `kit recover` write a set), or from a user backup share (`decrypt --reveal-secret`) with --custodian-shares and --custodian-key.\n\nThe key goes to --out (a new file, mode 0600), or to stdout only with --reveal-secret. Formats: secp256k1 as 32-byte hex, WIF (compressed; --network testnet for the 0xef version byte) and the BIP-32 root xprv (BIP-328's chain code, so the same child keys as `derive`); ed25519 as the 32-byte little-endian scalar, which is NOT an RFC 8032 seed (docs/eject.md says which wallets take a scalar). stdout without --reveal-secret gets only public facts.",
             examples: [
                 "share-recovery eject --server http://127.0.0.1:8080 --user-id user-1 --token-file eject.token --signing-share device-share.json --out wallet-key.json",
                 "share-recovery eject --server http://127.0.0.1:8080 --user-id user-1 --token-file eject.token --store device --passcode-file passcode.txt --out wallet-key.json",
@@ -98,6 +98,7 @@ struct EjectCommand: AsyncParsableCommand {
             members.append(("wif", .string(String(decoding: try key.wif(network: network).revealedBytes(), as: UTF8.self))))
             members.append(("wifNetwork", .string(network.name)))
             members.append(("wifCompressed", .bool(true)))
+            members.append(("xprv", .string(String(decoding: try key.extendedPrivateKey(network: network).revealedBytes(), as: UTF8.self))))
         case .ed25519:
             members.append(("privateKeyForm", .string("ed25519 scalar, 32 bytes little-endian; not an RFC 8032 seed")))
         }
