@@ -7,7 +7,7 @@
 # does: an OTP flow per token purpose (the code read from the server's OTP file) and the webhook
 # secret. Exits non-zero on any failure; prints the seed (SEED=<n> draws the same requests). Arguments are
 # passed to schemathesis run (e.g. --include-operation-id getRecoveryMethods); CONFORMANCE_GROUPS picks
-# groups (default: recover addOrUpdateRecovery deleteRecovery sign stateful).
+# groups (default: recover addOrUpdateRecovery deleteRecovery sign eject stateful).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -26,7 +26,7 @@ start_temporary_server "$bin" conformance.sh --otp-address-limit-scale 1000
 base="http://127.0.0.1:$port"
 
 # One token per purpose for the user "conformance", obtained as an integrator does, and a configuration
-# per purpose: schemathesis holds one bearer token at a time, so the operations run in four groups,
+# per purpose: schemathesis holds one bearer token at a time, so the operations run in five groups,
 # each with the token its operations take (and the webhook secret). The token's user is the userId.
 "$venv/bin/python" - "$base" "$work" "$root" <<'PY'
 import json, sys, urllib.request
@@ -59,6 +59,7 @@ groups = {
                             "confirmResharingSession", "abortResharingSession"],
     "deleteRecovery": ["deleteUserBackupShare"],
     "sign": ["openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession"],
+    "eject": ["ejectWallet"],
 }
 # Operations whose bodies carry cryptographic objects (cipherTexts, sealed shares, dealings, DKG
 # broadcasts, nonce commitments): a schema cannot say which bytes open or verify, so a schema-valid
@@ -109,7 +110,7 @@ seed=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "conformance.sh: schemathesis against $base, seed $seed (SEED=$seed $0 draws the same requests)" >&2
 cd "$work"
 failed=()
-for purpose in ${CONFORMANCE_GROUPS:-recover addOrUpdateRecovery deleteRecovery sign stateful}; do
+for purpose in ${CONFORMANCE_GROUPS:-recover addOrUpdateRecovery deleteRecovery sign eject stateful}; do
     selection=()
     while read -r operation; do selection+=(--include-operation-id "$operation"); done < "$work/$purpose.operations"
     # The token groups run the stateless phases; the stateful group, the one that follows links.

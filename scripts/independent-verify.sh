@@ -3,7 +3,8 @@
 # PyNaCl (libsodium) and coincurve (libsecp256k1), both with their own bundled C libraries, checks
 # every valid case of Vectors/signing.json and fresh signatures the CLI makes from DKG-made wallets
 # in every mode (scripts/independent-verify.py says how each mode is checked), then signatures under
-# derived and Taproot keys, whose keys are re-derived in Python from the wallet key and the path.
+# derived and Taproot keys, whose keys are re-derived in Python from the wallet key and the path, then
+# keys that `eject` rebuilt, whose public keys coincurve and PyNaCl compute again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.build-venv
@@ -62,3 +63,17 @@ PY
     done
 done
 "$venv/bin/python" scripts/independent-verify.py Vectors "$work/signatures.jsonl" "$work/derived.jsonl"
+# Eject (docs/eject.md): keys rebuilt offline from DKG-made wallets, checked by coincurve and PyNaCl.
+for curve in secp256k1 ed25519; do
+    for layout in "2 2" "2 3" "3 5"; do
+        read -r t n <<<"$layout"
+        dir="$work/eject-$curve-$t-$n"
+        "$bin" keygen --dkg --curve "$curve" --wallet-id "e-$t-$n" --threshold "$t" --parties "$n" --out "$dir" >/dev/null
+        shares=()
+        for i in $(seq $((n - t + 1)) "$n"); do shares+=(--signing-share "$dir/share-$i.json"); done
+        network=mainnet
+        if [ "$n" = 3 ]; then network=testnet; fi
+        "$bin" eject "${shares[@]}" --network "$network" --reveal-secret 2>/dev/null >>"$work/ejected.jsonl"
+    done
+done
+"$venv/bin/python" scripts/independent-verify-eject.py "$work/ejected.jsonl"

@@ -186,6 +186,12 @@ struct AuditTrailTests {
             _ = try await WalletWire.sign(world: world, share: device, userId: "bob", message: Array("pay 1".utf8), mode: .bip340, token: sign)
             let released = try await audit.appended([.signatureShareReleased], account: "bob")
             #expect(released.first?.detail.hasSuffix(#""walletId":"w-bob","setId":"\#(device.setId.hex)","mode":"bip340"}"#) == true)
+            // Its eject: the custodian's share released once, for a token of purpose eject.
+            let eject = try await token("bob", "eject")
+            let ejected = try await WalletWire.eject(world: world, share: device, userId: "bob", token: eject)
+            #expect(ejected.status == 200)
+            let ejectedRows = try await audit.appended([.walletEjected], by: ejected, account: "bob")
+            #expect(ejectedRows.first?.detail == #"{"walletId":"w-bob","setId":"\#(device.setId.hex)","generation":0}"#)
 
             // Every kind was exercised; the chain is intact; the listing shows alice's rows and only hers.
             let rows = try await world.auditRows()

@@ -23,7 +23,7 @@ struct OpenAPITests {
         "POST /recovery/sessions/{sessionId}/confirm",
         "DELETE /recovery/sessions/{sessionId}",
         "POST /wallets/dkg", "POST /wallets/dkg/{sessionId}/finish", "POST /wallets/signing-sessions",
-        "POST /wallets/signing-sessions/{sessionId}/sign",
+        "POST /wallets/signing-sessions/{sessionId}/sign", "POST /wallets/eject",
     ]
 
     @Test("the spec is OpenAPI 3.1 and documents exactly the contract's routes")
@@ -222,6 +222,10 @@ struct OpenAPITests {
             let signature = try await WalletWire.sign(
                 world: world, share: device, userId: "spec-wallet", message: [1, 2, 3], mode: .bip340, token: sign)
             #expect(SignatureVerifier.verify(signature: signature, message: [1, 2, 3], publicKey: device.publicKey, mode: .bip340))
+            // Its eject, with a token of its own purpose.
+            let eject = try await world.token(for: "spec-wallet", purpose: "eject")
+            let ejected = try await WalletWire.eject(world: world, share: device, userId: "spec-wallet", token: eject)
+            #expect(ejected.status == 200, "\(ejected.text)")
 
             let covered = SpecCoverage.shared.all
             for (method, template) in OpenAPISpec.shared.operations {

@@ -40,6 +40,7 @@ extension ShareRecoveryError: ActionableError {
         case .notAuthenticated, .wrongPasscode, .passcodeNotSet: "Unlock the share store with its passcode first."
         case .attemptTooSoon: "Wait a moment before entering the passcode again."
         case .lockedOut: "Too many wrong passcodes; the store is locked."
+        case .walletEjected: "This wallet was ejected: its key was exported, so sign with it in the wallet it went to."
         default: RecoveryFailure.reportHint
         }
     }

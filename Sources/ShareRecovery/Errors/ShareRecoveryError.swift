@@ -21,6 +21,7 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
             case notFound, cancelled, storageFailure, malformedInput, conflict, operationInProgress
             case invalidPasscode, passcodeMismatch, passcodeAlreadySet, passcodeNotSet, notAuthenticated, wrongPasscode
             case attemptTooSoon, lockedOut, storeCorrupted
+            case walletEjected
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -106,6 +107,8 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
         public static let lockedOut = Code(.lockedOut)
         /// A store file that does not parse or does not authenticate under the store's key.
         public static let storeCorrupted = Code(.storeCorrupted)
+        /// The wallet was ejected (docs/eject.md): its key left, so the custodian signs for it no more.
+        public static let walletEjected = Code(.walletEjected)
 
         /// Every code, for documentation and exhaustive tests.
         public static var allCodes: [Code] { Backing.allCases.map(Code.init) }

@@ -13,6 +13,9 @@ public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertibl
     case deleteRecovery
     /// Creating the user's wallet with the custodian as party 2 (DKG) and signing with it.
     case sign
+    /// Eject (docs/eject.md): the custodian releases its signing share once, so the user can rebuild
+    /// the full private key and leave; the wallet signs with the custodian no more.
+    case eject
 
     /// The purpose's name.
     public var description: String { rawValue }

@@ -13,7 +13,7 @@ enum ServerErrorMapping {
         .malformedRecord, .malformedCipherText, .malformedCustodianShare, .malformedInput, .unsupportedVersion,
         .unsupportedMethod, .invalidParameters, .invalidScalar, .invalidPoint, .invalidShare, .publicKeyMismatch,
         .tamperedShare, .unsealFailed, .dealerCheckFailed, .subShareCheckFailed, .noMatchingShare, .inconsistentShares,
-        .dkgProofFailed, .invalidSignatureShare, .nonceReused, .operationInProgress,
+        .dkgProofFailed, .invalidSignatureShare, .nonceReused, .operationInProgress, .walletEjected,
     ]
 
     /// The API's own refusals, kept as transport codes of the same name.

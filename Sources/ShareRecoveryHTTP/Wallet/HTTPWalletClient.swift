@@ -129,9 +129,9 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
     /// The base URL (credentials redacted); never a token.
     public var description: String { "HTTPWalletClient(\(URLText.redacted(baseURL)), token: <redacted>)" }
 
-    private func send(_ path: String, operation: String, body: [UInt8]) async throws -> HTTPReply {
+    func send(_ path: String, operation: String, body: [UInt8], purpose: TokenPurpose = .sign) async throws -> HTTPReply {
         var call = HTTPCall(method: .post, url: baseURL + path, operation: operation, body: body)
-        call.headers.append(try await Credentials.bearer(tokenProvider, .sign, operation: operation))
+        call.headers.append(try await Credentials.bearer(tokenProvider, purpose, operation: operation))
         return try await transport.send(call)
     }
 }

@@ -30,6 +30,8 @@ package enum AuditEventKind: String, Sendable, CaseIterable {
     case walletCreated
     /// The custodian's signature share released (its nonce consumed).
     case signatureShareReleased
+    /// The custodian's signing share released for eject (docs/eject.md); the wallet signs no more.
+    case walletEjected
 }
 
 /// One event to append: who, what, by which request, and a few public facts about it.

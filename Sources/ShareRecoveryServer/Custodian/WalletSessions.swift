@@ -23,6 +23,7 @@ struct WalletSessions: Sendable {
         guard parameters.threshold == 2, parameters.parties == 2 else {
             throw APIError(.badRequest, APIErrorCode(.invalidParameters), "the reference server takes part in 2-of-2 wallets (party 2)")
         }
+        try await refuseEjected(clientId: clientId, walletId: parameters.walletId)
         guard try await state.storage.signingShares(clientId: clientId).isEmpty else {
             throw APIError.conflict("this user already has a wallet; a DKG does not replace it")
         }
@@ -95,6 +96,7 @@ struct WalletSessions: Sendable {
     func openSigning(clientId: String, walletId: String, mode: SigningMode, deviceSetId: String, tweaks: SigningTweaks = .none)
         async throws -> JSONValue
     {
+        try await refuseEjected(clientId: clientId, walletId: walletId)
         let share = try await currentShare(clientId: clientId, walletId: walletId)
         guard share.setId.hex == deviceSetId else {
             throw APIError.conflict(
@@ -137,6 +139,7 @@ struct WalletSessions: Sendable {
             case .string(let modeName) = try SessionWire.member(bound, "mode"), let mode = SigningMode(rawValue: modeName)
         else { throw ShareRecoveryError(.storeCorrupted, "a signing session's binding is unreadable") }
         let tweaks = try Self.tweaks(bound)
+        try await refuseEjected(clientId: session.clientId, walletId: walletId)
         let share = try await currentShare(clientId: session.clientId, walletId: walletId)
         guard share.setId.hex == setId else {
             throw APIError.conflict("the custodian's signing set changed since this signing session opened")
@@ -176,7 +179,7 @@ struct WalletSessions: Sendable {
     }
 
     /// The custodian's share of the user's wallet.
-    private func currentShare(clientId: String, walletId: String) async throws -> ShareRecord {
+    func currentShare(clientId: String, walletId: String) async throws -> ShareRecord {
         let shares = try await custodianShares.signingShares(clientId: clientId)
         guard let share = shares.first(where: { $0.partyIndex == Self.custodian }), share.walletId == walletId else {
             throw APIError(.notFound, APIErrorCode(.noMatchingShare), "the custodian holds no signing share of this wallet for this user")

@@ -34,7 +34,7 @@ extension ServerMetrics {
             case .otpFailed: otpAttempt("wrongCode")
             case .otpExhausted: otpAttempt("exhausted")
             case .methodAdded, .methodRotated, .methodDeleted, .cipherTextRead, .custodianShareStored,
-                .custodianSharesServed, .custodianSharesDeleted, .walletRegistered:
+                .custodianSharesServed, .custodianSharesDeleted, .walletRegistered, .walletEjected:
                 break
             }
         }

@@ -15,6 +15,7 @@ extension ServerRoutes {
         routes.post("dkg/:sessionId/finish") { request, context in try await finishDKG(request, context) }
         routes.post("signing-sessions") { request, context in try await openSigning(request, context) }
         routes.post("signing-sessions/:sessionId/sign") { request, context in try await sign(request, context) }
+        routes.post("eject") { request, context in try await eject(request, context) }
         return routes
     }
 

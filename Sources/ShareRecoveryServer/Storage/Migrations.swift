@@ -153,6 +153,20 @@ enum Migrations {
             """,
             "CREATE INDEX audit_events_account ON audit_events (account, seq)",
         ],
+        [
+            // Eject (docs/eject.md): the wallets whose key left with their user. The custodian's
+            // signing share is deleted when the row is written; the row keeps the wallet refused.
+            """
+            CREATE TABLE ejected_wallets (
+                client_id TEXT NOT NULL,
+                wallet_id TEXT NOT NULL,
+                set_id TEXT NOT NULL,
+                public_key TEXT NOT NULL,
+                ejected_at {int} NOT NULL,
+                PRIMARY KEY (client_id, wallet_id)
+            )
+            """,
+        ],
     ]
 
     /// The statements of a migration in a dialect.

@@ -116,7 +116,7 @@ struct OTPCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "otp", abstract: "Start an OTP flow and verify its code to get a purpose-bound token.",
         discussion: helpText(
-            "Purpose-bound tokens come from one-time codes: `otp start` asks the server to send a code for a purpose (recover, addOrUpdateRecovery, deleteRecovery, or sign for `wallet create` and `sign --server`) and prints a flow id; `otp verify` exchanges the code for a token written to a 0600 file. The reference server on its defaults appends codes to share-recovery-otp.jsonl.",
+            "Purpose-bound tokens come from one-time codes: `otp start` asks the server to send a code for a purpose (recover, addOrUpdateRecovery, deleteRecovery, sign for `wallet create` and `sign --server`, or eject for `eject --server`) and prints a flow id; `otp verify` exchanges the code for a token written to a 0600 file. The reference server on its defaults appends codes to share-recovery-otp.jsonl.",
             examples: [
                 "share-recovery otp start --server http://127.0.0.1:8080 --identifier user-1 --purpose addOrUpdateRecovery",
                 "share-recovery otp verify --server http://127.0.0.1:8080 --flow-id FLOW_ID --code-file code.txt --token-out add.token",
@@ -132,11 +132,11 @@ struct OTPCommand: AsyncParsableCommand {
             ]))
         @Option(help: "The reference server's base URL.") var server: String
         @Option(help: "The user id the code is sent for.") var identifier: String
-        @Option(help: "recover, addOrUpdateRecovery, deleteRecovery or sign.") var purpose: String
+        @Option(help: "recover, addOrUpdateRecovery, deleteRecovery, sign or eject.") var purpose: String
 
         func run() async throws {
             guard TokenPurpose(rawValue: purpose) != nil else {
-                throw ValidationError("--purpose must be recover, addOrUpdateRecovery, deleteRecovery or sign")
+                throw ValidationError("--purpose must be recover, addOrUpdateRecovery, deleteRecovery, sign or eject")
             }
             let flowId = try await ReferenceServerClient(base: server).startFlow(identifier: identifier, purpose: purpose)
             Terminal.output(JSONWriter.write(.object([("flowId", .string(flowId))])))

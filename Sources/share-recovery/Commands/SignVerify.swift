@@ -30,27 +30,15 @@ struct SignCommand: AsyncParsableCommand {
     @OptionGroup var tweakOptions: TweakOptions
 
     func run() async throws {
-        if server == nil, userId != nil || tokenFile != nil || store != nil {
-            throw CLIError.usage("--user-id, --token-file and --store go with --server")
-        }
-        if (store == nil) != (passcodeFile == nil) { throw CLIError.usage("--store and --passcode-file go together") }
-        if server != nil, userId == nil || tokenFile == nil || signingShares.count + (store == nil ? 0 : 1) != 1 {
-            throw CLIError.usage(
-                "with --server give --user-id, --token-file and this device's share: one --signing-share, or --store and --passcode-file")
-        }
+        try DeviceShareSource.checkUsage(
+            server: server, userId: userId, tokenFile: tokenFile, store: store, passcodeFile: passcodeFile,
+            signingShares: signingShares.count, purpose: "sign")
         guard !signingShares.isEmpty || store != nil else {
             throw CLIError.usage("give each signer's share with --signing-share (t or more)")
         }
         let tweaks = try tweakOptions.tweaks()
         var shares = try signingShares.map(Files.readShare)
-        if let store, let passcodeFile {
-            let device = try FileSigningShareStore(directory: store)
-            try await device.authenticate(try Files.readSecretLine(passcodeFile))
-            guard let current = try await device.currentShare() else {
-                throw ShareRecoveryError(.notFound, "the store \(store) holds no signing share")
-            }
-            shares = [current]
-        }
+        if let store, let passcodeFile { shares = [try await DeviceShareSource.current(store: store, passcodeFile: passcodeFile)] }
         let message = try Files.read(messageFile)
         let package: SigningPackage, signature: [UInt8]
         if let server {

@@ -35,6 +35,8 @@ enum ErrorHints {
         "forbidden":
             "the token is of another purpose or user: get one of the purpose this command's help names (otp start --purpose …).",
         "rateLimited": "too many attempts in a short time: wait, then try again.",
+        "walletEjected":
+            "this wallet was ejected (docs/eject.md): its full private key was exported and the server no longer signs for it; import that key (`eject --out` wrote it) into the wallet you moved to and sign there.",
         "operationInProgress":
             "another recovery, backup or method change of this wallet is running (another share-recovery process on this store, or another device at the server); nothing was changed: run the command again when it has finished.",
     ]
