@@ -23,7 +23,7 @@ start_temporary_server "$bin" conformance.sh
 base="http://127.0.0.1:$port"
 
 # One token per purpose for the user "conformance", obtained as an integrator does, and a configuration
-# per purpose: schemathesis holds one bearer token at a time, so the operations run in four groups,
+# per purpose: schemathesis holds one bearer token at a time, so the operations run in six groups,
 # each with the token its operations take (and the webhook secret). The token's user is the userId.
 "$venv/bin/python" - "$base" "$work" "$root" <<'PY'
 import json, sys, urllib.request
@@ -56,6 +56,8 @@ groups = {
                             "confirmResharingSession", "abortResharingSession"],
     "deleteRecovery": ["deleteUserBackupShare"],
     "sign": ["openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession"],
+    "addDevice": ["openDeviceSession", "finishDeviceSession", "getDeviceEnrolment", "listDevices"],
+    "removeDevice": ["removeDevice"],
 }
 # Operations whose bodies carry cryptographic objects (cipherTexts, sealed shares, dealings, DKG
 # broadcasts, nonce commitments): a schema cannot say which bytes open or verify, so a schema-valid
@@ -65,6 +67,7 @@ accepted = ["2xx", "3xx", 401, 403, 404, 409, 429]
 extra = {operation: [400] for operation in [
     "putUserBackupShare", "deliverBackupShare", "registerCustodianShare", "openResharingSession",
     "finishResharingSession", "openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession",
+    "openDeviceSession", "finishDeviceSession",
 ]}
 extra["verifyRecoveryFlow"] = [410]
 document = yaml.safe_load(open(f"{root}/docs/openapi.yaml"))
@@ -92,7 +95,7 @@ seed=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "conformance.sh: schemathesis against $base, seed $seed (SEED=$seed $0 draws the same requests)" >&2
 cd "$work"
 failed=()
-for purpose in recover addOrUpdateRecovery deleteRecovery sign; do
+for purpose in recover addOrUpdateRecovery deleteRecovery sign addDevice removeDevice; do
     selection=()
     while read -r operation; do selection+=(--include-operation-id "$operation"); done < "$work/$purpose.operations"
     echo "conformance.sh: the operations of a $purpose token" >&2

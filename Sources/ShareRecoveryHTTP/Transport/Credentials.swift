@@ -13,6 +13,11 @@ public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertibl
     case deleteRecovery
     /// Creating the user's wallet with the custodian as party 2 (DKG) and signing with it.
     case sign
+    /// Adding a device to the user's wallet: the approving device's two requests and the new
+    /// device's reading of its enrolment (docs/devices.md).
+    case addDevice
+    /// Removing a device from the user's wallet (single use).
+    case removeDevice
 
     /// The purpose's name.
     public var description: String { rawValue }

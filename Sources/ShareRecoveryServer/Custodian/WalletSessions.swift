@@ -95,10 +95,10 @@ struct WalletSessions: Sendable {
     func openSigning(clientId: String, walletId: String, mode: SigningMode, deviceSetId: String, tweaks: SigningTweaks = .none)
         async throws -> JSONValue
     {
-        let share = try await currentShare(clientId: clientId, walletId: walletId)
-        guard share.setId.hex == deviceSetId else {
+        let primary = try await currentShare(clientId: clientId, walletId: walletId)
+        guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
             throw APIError.conflict(
-                "the device's share is of set \(deviceSetId.prefix(32)); the wallet now signs with set \(share.setId) generation \(share.generation): a share from before a recovery cannot sign")
+                "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)")
         }
         let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in
             try SigningParty(share: share, mode: mode).commit(tweaks: tweaks)
@@ -137,8 +137,8 @@ struct WalletSessions: Sendable {
             case .string(let modeName) = try SessionWire.member(bound, "mode"), let mode = SigningMode(rawValue: modeName)
         else { throw ShareRecoveryError(.storeCorrupted, "a signing session's binding is unreadable") }
         let tweaks = try Self.tweaks(bound)
-        let share = try await currentShare(clientId: session.clientId, walletId: walletId)
-        guard share.setId.hex == setId else {
+        let primary = try await currentShare(clientId: session.clientId, walletId: walletId)
+        guard let share = try await signingShare(primary, clientId: session.clientId, setId: setId) else {
             throw APIError.conflict("the custodian's signing set changed since this signing session opened")
         }
         let nonce = try FrostSigningNonce(
@@ -175,8 +175,14 @@ struct WalletSessions: Sendable {
         }
     }
 
+    /// The custodian's share of set `setId`: the primary set's, or an added device's (docs/devices.md).
+    private func signingShare(_ primary: ShareRecord, clientId: String, setId: String) async throws -> ShareRecord? {
+        if primary.setId.hex == setId { return primary }
+        return try await DeviceSessions(state: state).custodianShare(clientId: clientId, setId: setId)
+    }
+
     /// The custodian's share of the user's wallet.
-    private func currentShare(clientId: String, walletId: String) async throws -> ShareRecord {
+    func currentShare(clientId: String, walletId: String) async throws -> ShareRecord {
         let shares = try await custodianShares.signingShares(clientId: clientId)
         guard let share = shares.first(where: { $0.partyIndex == Self.custodian }), share.walletId == walletId else {
             throw APIError(.notFound, APIErrorCode(.noMatchingShare), "the custodian holds no signing share of this wallet for this user")

@@ -153,6 +153,7 @@ enum Migrations {
             """,
             "CREATE INDEX audit_events_account ON audit_events (account, seq)",
         ],
+        walletDevices,
     ]
 
     /// The statements of a migration in a dialect.

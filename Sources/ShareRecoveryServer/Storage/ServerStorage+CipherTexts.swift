@@ -77,7 +77,7 @@ extension ServerStorage {
     }
 
     /// Records a single-use token as spent; `false` when it already was (also across servers).
-    private static func spend(_ token: Token, in transaction: any SQLTransaction) async throws -> Bool {
+    static func spend(_ token: Token, in transaction: any SQLTransaction) async throws -> Bool {
         let inserted = try await transaction.query(
             "INSERT INTO spent_tokens (token_id, expires_at) VALUES (?, ?) ON CONFLICT (token_id) DO NOTHING RETURNING token_id",
             .text(token.id), .integer(token.expiresAt))

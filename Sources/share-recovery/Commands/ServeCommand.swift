@@ -29,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
     @Option(help: "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics (default: /metrics is off).")
     var metricsTokenFile: String?
+    @Option(help: "Devices a wallet may have, the one that created or recovered it included (docs/devices.md).")
+    var maxDevices = 8
 
     /// A `--database` value: a PostgreSQL URL, else an SQLite path.
     static func database(_ text: String) -> ServerConfiguration.Database {
@@ -45,6 +47,8 @@ struct ServeCommand: AsyncParsableCommand {
             webhookBase: webhookBase,
             otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
+        guard (1...255).contains(maxDevices) else { throw CLIError.usage("--max-devices must be 1…255") }
+        configuration.maximumDevicesPerWallet = maxDevices
         let host = configuration.host
         try await runServer(configuration) { port in
             Terminal.output(#"{"listening":"http://\#(host):\#(port)","port":\#(port)}"#)
