@@ -10,8 +10,9 @@ public import ShareCrypto
 /// knows only its own half, so neither learns x'_1, and the new device learns nothing of x_A or x_C.
 /// The custodian's new share x'_2 = g_A(2) + g_C(2) is the custodian's alone.
 public enum DeviceEnrolment {
-    /// The approver's and the custodian's indices in both sets.
+    /// The device's index in both sets: the approver's in the old one, the new device's in the new one.
     public static let deviceIndex = 1
+    /// The custodian's index in both sets.
     public static let custodianIndex = 2
 
     /// The plan of a device enrolment from an approving set.
