@@ -7,7 +7,7 @@
 # does: an OTP flow per token purpose (the code read from the server's OTP file) and the webhook
 # secret. Exits non-zero on any failure; prints the seed (SEED=<n> draws the same requests). Arguments are
 # passed to schemathesis run (e.g. --include-operation-id getRecoveryMethods); CONFORMANCE_GROUPS picks
-# groups (default: recover addOrUpdateRecovery deleteRecovery sign eject stateful).
+# groups (default: recover addOrUpdateRecovery deleteRecovery sign eject addDevice removeDevice stateful).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -26,7 +26,7 @@ start_temporary_server "$bin" conformance.sh --otp-address-limit-scale 1000
 base="http://127.0.0.1:$port"
 
 # One token per purpose for the user "conformance", obtained as an integrator does, and a configuration
-# per purpose: schemathesis holds one bearer token at a time, so the operations run in five groups,
+# per purpose: schemathesis holds one bearer token at a time, so the operations run in seven groups,
 # each with the token its operations take (and the webhook secret). The token's user is the userId.
 "$venv/bin/python" - "$base" "$work" "$root" <<'PY'
 import json, sys, urllib.request
@@ -60,6 +60,8 @@ groups = {
     "deleteRecovery": ["deleteUserBackupShare"],
     "sign": ["openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession"],
     "eject": ["ejectWallet"],
+    "addDevice": ["openDeviceSession", "finishDeviceSession", "getDeviceEnrolment", "listDevices"],
+    "removeDevice": ["removeDevice"],
 }
 # Operations whose bodies carry cryptographic objects (cipherTexts, sealed shares, dealings, DKG
 # broadcasts, nonce commitments): a schema cannot say which bytes open or verify, so a schema-valid
@@ -69,6 +71,7 @@ accepted = ["2xx", "3xx", 401, 403, 404, 409, 429]
 extra = {operation: [400] for operation in [
     "putUserBackupShare", "deliverBackupShare", "registerCustodianShare", "openResharingSession",
     "finishResharingSession", "openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession",
+    "openDeviceSession", "finishDeviceSession",
 ]}
 extra["verifyRecoveryFlow"] = [410]
 document = yaml.safe_load(open(f"{root}/docs/openapi.yaml"))
@@ -110,7 +113,7 @@ seed=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "conformance.sh: schemathesis against $base, seed $seed (SEED=$seed $0 draws the same requests)" >&2
 cd "$work"
 failed=()
-for purpose in ${CONFORMANCE_GROUPS:-recover addOrUpdateRecovery deleteRecovery sign eject stateful}; do
+for purpose in ${CONFORMANCE_GROUPS:-recover addOrUpdateRecovery deleteRecovery sign eject addDevice removeDevice stateful}; do
     selection=()
     while read -r operation; do selection+=(--include-operation-id "$operation"); done < "$work/$purpose.operations"
     # The token groups run the stateless phases; the stateful group, the one that follows links.
@@ -124,7 +127,7 @@ for purpose in ${CONFORMANCE_GROUPS:-recover addOrUpdateRecovery deleteRecovery 
         echo "conformance.sh: the operations of a $purpose token" >&2
     fi
     "$venv/bin/schemathesis" --config-file "$work/$purpose.toml" run "$root/docs/openapi.yaml" \
-        --url "$base" --checks all --seed "$seed" --max-time "${CONFORMANCE_SECONDS:-50}" \
+        --url "$base" --checks all --seed "$seed" --max-time "${CONFORMANCE_SECONDS:-35}" \
         --report-dir "$work/report" "${selection[@]}" "${phases[@]}" "$@" | tee "$work/$purpose.log" \
         || failed+=("$purpose")
     # A group that drew no request (its time spent before the first) proves nothing.

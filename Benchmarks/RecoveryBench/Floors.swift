@@ -195,6 +195,20 @@ enum ProtocolCounts {
         return total
     }
 
+    /// Adding a device (docs/devices.md), every role in one process on a plan whose old record is the
+    /// custodian's (index 2, as the server makes it): D_{1,1} and D_{2,1} (k·G each), D_{1,0} = 2·X_1
+    /// and D_{2,0} = −X_2 (the plan's own); the approver's check of the custodian's dealing (dealer 1
+    /// once, A'_0 and A'_1 summed); the custodian's receipt at index 2 and the new device's at index 1,
+    /// each with its dealer checks; three sub-shares sealed and opened.
+    static func deviceAdd() -> PrimitiveCosts.Count {
+        let dealers = [1, 2]
+        let receipt = { (k: Int) in
+            OperationCounts.resharing(dealers: dealers, threshold: 2, newThreshold: 2, receivers: [k], knownPublicShare: 2)
+        }
+        return PrimitiveCosts.Count(generatorMultiply: 2, add: 1 + 2, open: 3, seal: 3)
+            + OperationCounts.dealerChecks(dealers: dealers, threshold: 2, knownPublicShare: 2) + receipt(2) + receipt(1)
+    }
+
     /// One signature by t signers of a t-of-n set. Each signer: two nonces (k·G each) and their
     /// hashes, and the session values (binding factors or nonce coefficient, group commitment,
     /// challenge); the aggregator: the session values again, every signer's public share and a

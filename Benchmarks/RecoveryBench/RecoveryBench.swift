@@ -134,6 +134,7 @@ struct Bench {
         for curve in Curve.allCases { try engineSteps(curve) }
         for curve in Curve.allCases { try subShareChecks(curve) }
         for curve in Curve.allCases { try protocols(curve) }
+        for curve in Curve.allCases { try deviceAdd(curve) }
         try selection()
         try scaling()
         try await serverLoad()
@@ -378,6 +379,41 @@ struct Bench {
             m.note = "floor timed alternately: " + count.summary
             add(m)
         }
+    }
+
+    /// Adding a device to a 2-of-2 wallet (docs/devices.md): the custodian plans and deals, the
+    /// approver checks its dealing and deals, the custodian and the new device receive; each sub-share
+    /// sealed to its receiver and opened there, as on the wire.
+    mutating func deviceAdd(_ curve: Curve) throws {
+        let random = random
+        let set = try DistributedKeyGeneration.run(
+            parameters: DKGParameters(curve: curve, walletId: "bench", threshold: 2, parties: 2), using: random)
+        let deviceKey = SealingKeyPair(using: random)
+        let custodianKey = SealingKeyPair(using: random)
+        func carried(_ subShare: Scalar?, to key: SealingKeyPair) throws -> Scalar {
+            let sealed = try SealedBox.seal(subShare!.rawRepresentation, to: key.publicKey, using: random)
+            return try Scalar(secure: try SealedBox.open(sealed, with: key), curve: curve)
+        }
+        let count = ProtocolCounts.deviceAdd()
+        var m = try Timer.measureAgainstFloor(
+            "wallet \(curve)", "device add (2-of-2 into a new 2-of-2)", iterations: n(300, 30),
+            {
+                let plan = try DeviceEnrolment.plan(approvingSet: set[1], newSetId: SetID.random(using: random))
+                let custodian = try ResharingDealer.deal(share: set[1], plan: plan, using: random)
+                let (approver, newCommitments) = try DeviceEnrolment.approve(
+                    plan: plan, custodianCommitments: custodian.commitments, approverShare: set[0], using: random)
+                let atCustodian = Dealing(
+                    dealerIndex: 1, commitments: approver.commitments, subShares: [2: try carried(approver.subShares[2], to: custodianKey)])
+                _ = try ResharingReceiver.receive(partyIndex: 2, plan: plan, dealings: [atCustodian, custodian])
+                let atDevice = [
+                    Dealing(dealerIndex: 1, commitments: approver.commitments, subShares: [1: try carried(approver.subShares[1], to: deviceKey)]),
+                    Dealing(dealerIndex: 2, commitments: custodian.commitments, subShares: [1: try carried(custodian.subShares[1], to: deviceKey)]),
+                ]
+                _ = try DeviceEnrolment.join(plan: plan, dealings: atDevice, newCommitments: newCommitments)
+            }, floor: floorWork(count, curve: curve))
+        m.target = 1.25
+        m.note = "floor timed alternately: " + count.summary
+        add(m)
     }
 
     // MARK: Selection

@@ -193,6 +193,17 @@ struct AuditTrailTests {
             let ejectedRows = try await audit.appended([.walletEjected], by: ejected, account: "bob")
             #expect(ejectedRows.first?.detail == #"{"walletId":"w-bob","setId":"\#(device.setId.hex)","generation":0}"#)
 
+            // A second device of bob's wallet, added and removed (docs/devices.md).
+            let addDevice = try await token("bob", "addDevice")
+            let phone = try await DeviceWire.add(world: world, approver: device, userId: "bob", deviceId: "phone", token: addDevice)
+            secrets.append(SecretForms("added device share", secret: try #require(phone.secret).rawRepresentation))
+            let deviceAdded = try await audit.appended([.deviceAdded], account: "bob")
+            #expect(deviceAdded.first?.detail.contains(#""walletId":"w-bob","setId":"\#(phone.setId.hex)","generation":0,"deviceId":"phone""#) == true, "\(deviceAdded)")
+            let removal = try await DeviceWire.remove(world: world, deviceId: "phone", token: try await token("bob", "removeDevice"))
+            #expect(removal.status == 204)
+            let removed = try await audit.appended([.deviceRemoved], by: removal, account: "bob")
+            #expect(removed.first?.detail == #"{"deviceId":"phone"}"#)
+
             // Every kind was exercised; the chain is intact; the listing shows alice's rows and only hers.
             let rows = try await world.auditRows()
             #expect(Set(rows.map(\.event)) == Set(AuditEventKind.allCases.map(\.rawValue)))

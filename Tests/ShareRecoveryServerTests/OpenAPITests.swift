@@ -23,7 +23,9 @@ struct OpenAPITests {
         "POST /recovery/sessions/{sessionId}/confirm",
         "DELETE /recovery/sessions/{sessionId}",
         "POST /wallets/dkg", "POST /wallets/dkg/{sessionId}/finish", "POST /wallets/signing-sessions",
-        "POST /wallets/signing-sessions/{sessionId}/sign", "POST /wallets/eject",
+        "POST /wallets/signing-sessions/{sessionId}/sign", "POST /wallets/device-sessions",
+        "POST /wallets/device-sessions/{sessionId}/finish", "GET /wallets/devices", "GET /wallets/devices/{deviceId}/enrolment",
+        "DELETE /wallets/devices/{deviceId}", "POST /wallets/eject",
     ]
 
     @Test("the spec is OpenAPI 3.1 and documents exactly the contract's routes")
@@ -222,6 +224,12 @@ struct OpenAPITests {
             let signature = try await WalletWire.sign(
                 world: world, share: device, userId: "spec-wallet", message: [1, 2, 3], mode: .bip340, token: sign)
             #expect(SignatureVerifier.verify(signature: signature, message: [1, 2, 3], publicKey: device.publicKey, mode: .bip340))
+            // A second device added (its enrolment read), the devices listed, the device removed.
+            let addDevice = try await world.token(for: "spec-wallet", purpose: "addDevice")
+            _ = try await DeviceWire.add(world: world, approver: device, userId: "spec-wallet", deviceId: "spec-phone", token: addDevice)
+            #expect(try await DeviceWire.list(world: world, token: sign) == ["primary", "spec-phone"])
+            let removeDevice = try await world.token(for: "spec-wallet", purpose: "removeDevice")
+            #expect(try await DeviceWire.remove(world: world, deviceId: "spec-phone", token: removeDevice).status == 204)
             // Its eject, with a token of its own purpose.
             let eject = try await world.token(for: "spec-wallet", purpose: "eject")
             let ejected = try await WalletWire.eject(world: world, share: device, userId: "spec-wallet", token: eject)

@@ -403,7 +403,7 @@ package struct StrictObject {
 
     /// A non-negative JSON integer (digits only: no sign, fraction or exponent) up to `maximum`;
     /// larger values are a range problem and get `rangeFailure`.
-    func integer(_ key: String, maximum: UInt64, rangeFailure: ShareRecoveryError.Code) throws(ShareRecoveryError) -> UInt64 {
+    package func integer(_ key: String, maximum: UInt64, rangeFailure: ShareRecoveryError.Code) throws(ShareRecoveryError) -> UInt64 {
         guard case .number(let text)? = members[key] else { throw problem("\"\(key)\" must be a number") }
         if text.hasPrefix("-"), text.dropFirst().allSatisfy(\.isASCIIDigit) {
             throw ShareRecoveryError(rangeFailure, "\"\(key)\" must not be negative")

@@ -16,6 +16,11 @@ public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertibl
     /// Eject (docs/eject.md): the custodian releases its signing share once, so the user can rebuild
     /// the full private key and leave; the wallet signs with the custodian no more.
     case eject
+    /// Adding a device to the user's wallet: the approving device's two requests and the new
+    /// device's reading of its enrolment (docs/devices.md).
+    case addDevice
+    /// Removing a device from the user's wallet (single use).
+    case removeDevice
 
     /// The purpose's name.
     public var description: String { rawValue }

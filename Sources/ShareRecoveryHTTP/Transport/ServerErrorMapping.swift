@@ -19,7 +19,7 @@ enum ServerErrorMapping {
     /// The API's own refusals, kept as transport codes of the same name.
     static let apiCodes: Set<TransportError.Code> = [
         .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .conflict, .methodNotAllowed, .payloadTooLarge,
-        .requestInProgress, .idempotencyKeyReused,
+        .requestInProgress, .idempotencyKeyReused, .deviceLimitReached,
     ]
 
     /// The only codes a 401 or 403 may carry: credential problems, never a local check's code.

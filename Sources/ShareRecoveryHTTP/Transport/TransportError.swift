@@ -34,6 +34,9 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         /// The call's `Idempotency-Key` was used for another request (HTTP 422): a client bug, as
         /// this module draws a fresh key per call.
         case idempotencyKeyReused
+        /// The wallet has as many devices as the server allows (HTTP 409): remove one before adding
+        /// another (docs/devices.md).
+        case deviceLimitReached
         /// Any other 4xx: the same request fails again, so it is never retried. ``TransportError/serverCode``
         /// holds the server's own code, if it sent one.
         case requestRejected
@@ -84,6 +87,7 @@ extension TransportError: ActionableError {
         case .rateLimited: "Too many attempts; wait a few minutes, then try again."
         case .unauthorized, .forbidden, .flowEnded, .wrongCode: "Verify your identity again (a new one-time code), then retry."
         case .conflict: "The request does not fit the account's current state; reload and try again."
+        case .deviceLimitReached: "The wallet has as many devices as the server allows; remove one (`device remove`), then add the new one."
         case .payloadTooLarge, .methodNotAllowed, .requestRejected, .tokenProviderFailed, .idempotencyKeyReused: "The server refused the request; report this with the request id."
         }
     }

@@ -16,7 +16,7 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
 
     /// - Parameters:
     ///   - baseURL: The server's base URL (trailing slashes are ignored).
-    ///   - tokenProvider: Supplies `sign` tokens.
+    ///   - tokenProvider: Supplies `sign` tokens, and for the device calls `addDevice` and `removeDevice` ones.
     ///   - transport: Timeouts, retries and limits.
     public init(baseURL: String, tokenProvider: @escaping TokenProvider, transport: HTTPTransport = HTTPTransport()) {
         self.baseURL = URLText.base(baseURL)
@@ -129,8 +129,12 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
     /// The base URL (credentials redacted); never a token.
     public var description: String { "HTTPWalletClient(\(URLText.redacted(baseURL)), token: <redacted>)" }
 
-    func send(_ path: String, operation: String, body: [UInt8], purpose: TokenPurpose = .sign) async throws -> HTTPReply {
-        var call = HTTPCall(method: .post, url: baseURL + path, operation: operation, body: body)
+    /// One call with a token of `purpose` (`sign` for the wallet's own calls; the device calls of
+    /// HTTPWalletClient+Devices.swift take theirs).
+    func send(
+        _ path: String, operation: String, body: [UInt8]?, method: HTTPCall.Method = .post, purpose: TokenPurpose = .sign
+    ) async throws -> HTTPReply {
+        var call = HTTPCall(method: method, url: baseURL + path, operation: operation, body: body)
         call.headers.append(try await Credentials.bearer(tokenProvider, purpose, operation: operation))
         return try await transport.send(call)
     }

@@ -32,6 +32,10 @@ package enum AuditEventKind: String, Sendable, CaseIterable {
     case signatureShareReleased
     /// The custodian's signing share released for eject (docs/eject.md); the wallet signs no more.
     case walletEjected
+    /// A device added to the user's wallet: the custodian's share of its new set stored (docs/devices.md).
+    case deviceAdded
+    /// A device removed: the custodian's share of its set deleted, so its own share cannot sign.
+    case deviceRemoved
 }
 
 /// One event to append: who, what, by which request, and a few public facts about it.
@@ -59,6 +63,8 @@ package struct AuditEvent: Sendable, Equatable {
         package var setId: String?
         package var generation: UInt32?
         package var mode: SigningMode?
+        /// The device a `deviceAdded` or `deviceRemoved` row is about.
+        package var deviceId: String?
         package var count: Int?
         package var remaining: Int?
         package var expiresAt: Int64?
@@ -84,6 +90,7 @@ package struct AuditEvent: Sendable, Equatable {
             add("setId", setId)
             add("generation", number: generation)
             add("mode", mode?.rawValue)
+            add("deviceId", deviceId)
             add("count", number: count)
             add("remaining", number: remaining)
             add("expiresAt", expiresAt.map(RFC3339.format))

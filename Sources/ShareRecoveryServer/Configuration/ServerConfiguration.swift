@@ -151,6 +151,9 @@ public struct ServerConfiguration: Sendable {
     public var maximumBodySize: Int
     /// OTP rate limits.
     public var rateLimits: RateLimits
+    /// How many devices a wallet may have, counting the one that created or recovered it (default 8,
+    /// at least 1): adding one more is refused with `deviceLimitReached` (docs/devices.md).
+    public var maximumDevicesPerWallet: Int
     /// The bearer token a Prometheus scraper sends to read `GET /metrics` (at least 16 bytes; the same
     /// sources as the webhook secret). `nil` (the default): `/metrics` is off and answers 404, so an
     /// operator turns it on knowingly; `/health` and `/ready` need no credential.
@@ -197,6 +200,7 @@ public struct ServerConfiguration: Sendable {
         self.idempotencyLeaseSeconds = 60
         self.maximumBodySize = Self.defaultMaximumBodySize
         self.rateLimits = rateLimits
+        self.maximumDevicesPerWallet = 8
         self.metricsToken = nil
         self.shutdownGraceSeconds = 30
         self.logger = logger

@@ -8,18 +8,19 @@ import ShareRecovery
 extension WalletSessions {
     /// Releases the custodian's signing share x_2 sealed to `clientKey`, and in the same transaction
     /// spends the token, deletes the custodian's share, marks the wallet ejected and appends
-    /// `walletEjected`. `deviceSetId` must be the custodian's current set. A retried request with the same `Idempotency-Key` gets the same answer.
+    /// `walletEjected`. `deviceSetId` must be a current set: the primary device's or an added device's. A retried request with the same `Idempotency-Key` gets the same answer.
     /// - Returns: The 200 body: `walletId`, `curve`, `publicKey`, `setId`, `generation`, `partyIndex`,
     ///   `sealedShare` (x_2, 32 bytes, sealed to `clientKey`).
     /// - Throws: 409 `walletEjected` for a wallet ejected before; 404 `noMatchingShare` when the
     ///   custodian holds no share of it; 409 `conflict` for a spent token or a set that changed.
     func eject(clientId: String, walletId: String, deviceSetId: String, clientKey: [UInt8], token: Token, origin: AuditOrigin) async throws -> JSONValue {
         try await refuseEjected(clientId: clientId, walletId: walletId)
-        let share = try await currentShare(clientId: clientId, walletId: walletId)
-        // Refused before anything changes: a device share of an older set could not rebuild the key.
-        guard share.setId.hex == deviceSetId else {
+        let primary = try await currentShare(clientId: clientId, walletId: walletId)
+        // The primary device's set or an added device's (docs/devices.md): either rebuilds the key.
+        // Refused before anything changes: a device share of an older or removed set could not.
+        guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
             throw APIError.conflict(
-                "the device's share is of set \(deviceSetId.prefix(32)); the wallet now signs with set \(share.setId) generation \(share.generation): eject with the current share")
+                "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs (the wallet now signs with set \(primary.setId) generation \(primary.generation) and its devices' sets): eject with a current share")
         }
         guard let secret = share.secret else {
             throw ShareRecoveryError(.storeCorrupted, "the custodian's signing share has no secret")

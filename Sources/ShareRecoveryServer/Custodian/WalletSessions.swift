@@ -97,10 +97,10 @@ struct WalletSessions: Sendable {
         async throws -> JSONValue
     {
         try await refuseEjected(clientId: clientId, walletId: walletId)
-        let share = try await currentShare(clientId: clientId, walletId: walletId)
-        guard share.setId.hex == deviceSetId else {
+        let primary = try await currentShare(clientId: clientId, walletId: walletId)
+        guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
             throw APIError.conflict(
-                "the device's share is of set \(deviceSetId.prefix(32)); the wallet now signs with set \(share.setId) generation \(share.generation): a share from before a recovery cannot sign")
+                "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)")
         }
         let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in
             try SigningParty(share: share, mode: mode).commit(tweaks: tweaks)
@@ -140,8 +140,8 @@ struct WalletSessions: Sendable {
         else { throw ShareRecoveryError(.storeCorrupted, "a signing session's binding is unreadable") }
         let tweaks = try Self.tweaks(bound)
         try await refuseEjected(clientId: session.clientId, walletId: walletId)
-        let share = try await currentShare(clientId: session.clientId, walletId: walletId)
-        guard share.setId.hex == setId else {
+        let primary = try await currentShare(clientId: session.clientId, walletId: walletId)
+        guard let share = try await signingShare(primary, clientId: session.clientId, setId: setId) else {
             throw APIError.conflict("the custodian's signing set changed since this signing session opened")
         }
         let nonce = try FrostSigningNonce(
@@ -176,6 +176,12 @@ struct WalletSessions: Sendable {
         case (.string(let path)?, .bool(let taproot)?): return SigningTweaks(path: try DerivationPath(path), taproot: taproot)
         default: throw ShareRecoveryError(.storeCorrupted, "a signing session's tweaks are unreadable")
         }
+    }
+
+    /// The custodian's share of set `setId`: the primary set's, or an added device's (docs/devices.md).
+    func signingShare(_ primary: ShareRecord, clientId: String, setId: String) async throws -> ShareRecord? {
+        if primary.setId.hex == setId { return primary }
+        return try await DeviceSessions(state: state).custodianShare(clientId: clientId, setId: setId)
     }
 
     /// The custodian's share of the user's wallet.

@@ -30,11 +30,12 @@ extension ServerMetrics {
             case .recoveryAborted: session("recovery", .aborted)
             case .walletCreated: session("dkg", .completed)
             case .signatureShareReleased: session("signing", .completed)
+            case .deviceAdded: session("deviceAdd", .completed)
             case .tokenIssued: otpAttempt("verified")
             case .otpFailed: otpAttempt("wrongCode")
             case .otpExhausted: otpAttempt("exhausted")
             case .methodAdded, .methodRotated, .methodDeleted, .cipherTextRead, .custodianShareStored,
-                .custodianSharesServed, .custodianSharesDeleted, .walletRegistered, .walletEjected:
+                .custodianSharesServed, .custodianSharesDeleted, .walletRegistered, .walletEjected, .deviceRemoved:
                 break
             }
         }

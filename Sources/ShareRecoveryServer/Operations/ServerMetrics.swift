@@ -42,7 +42,7 @@ final class ServerMetrics: Sendable {
     }
 
     /// A protocol session's step: `share_recovery_sessions_total{protocol, event, reason}`, where
-    /// `protocol` is `backup`, `recovery`, `dkg` or `signing`, `event` is `started`, `completed`,
+    /// `protocol` is `backup`, `recovery`, `dkg`, `signing` or `deviceAdd`, `event` is `started`, `completed`,
     /// `failed` or `aborted`, and `reason` the failure's stable code (empty otherwise).
     func session(_ protocolName: String, _ event: SessionEvent, reason: String = "") {
         Counter(

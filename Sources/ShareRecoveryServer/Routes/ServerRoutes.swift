@@ -20,6 +20,7 @@ struct ServerRoutes: Sendable {
         router.addRoutes(sessionRoutes, atPath: "/recovery/sessions")
         router.addRoutes(custodianRoutes, atPath: "/custodian")
         router.addRoutes(walletRoutes, atPath: "/wallets")
+        router.addRoutes(deviceRoutes, atPath: "/wallets")
     }
 
     /// The request and time the audit rows of a request carry.

@@ -43,13 +43,16 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// A failure on the server's side; the message is generic and details go to the log (HTTP 500).
     public static let internalError = APIErrorCode(name: "internalError")
 
+    /// A device beyond the server's limit of devices per wallet: remove one first (HTTP 409).
+    public static let deviceLimitReached = APIErrorCode(name: "deviceLimitReached")
+
     /// `GET /ready` only: the database cannot be reached, or lacks a migration (HTTP 503).
     public static let notReady = APIErrorCode(name: "notReady")
 
     /// The server's own codes, beside the engine's (for documentation and tests).
     public static let serverCodes: [APIErrorCode] = [
         .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .methodNotAllowed, .payloadTooLarge,
-        .idempotencyKeyReused, .requestInProgress, .sourceFailure, .internalError, .notReady,
+        .idempotencyKeyReused, .requestInProgress, .sourceFailure, .internalError, .notReady, .deviceLimitReached,
     ]
 
     public var description: String { name }

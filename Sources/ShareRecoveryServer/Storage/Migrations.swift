@@ -167,6 +167,7 @@ enum Migrations {
             )
             """,
         ],
+        walletDevices,
     ]
 
     /// The statements of a migration in a dialect.

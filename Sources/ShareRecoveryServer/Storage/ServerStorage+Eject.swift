@@ -16,8 +16,8 @@ enum EjectOutcome: Sendable, Equatable {
 /// Eject's rows (docs/eject.md): `ejected_wallets`, and the deletion of the custodian's signing share.
 extension ServerStorage {
     /// Marks the wallet ejected, in one transaction under the user's signing-share lock: spends the
-    /// single-use `eject` token, deletes the custodian's signing shares of the user and the user's
-    /// open signing sessions (their nonces), writes the `ejected_wallets` row and appends `walletEjected`.
+    /// single-use `eject` token, deletes the custodian's signing shares of the user (its added devices'
+    /// sets included) and the user's open signing sessions (their nonces), writes the `ejected_wallets` row and appends `walletEjected`.
     func ejectWallet(
         clientId: String, walletId: String, setId: String, publicKey: String, token: Token, event: AuditEvent
     ) async throws -> EjectOutcome {
@@ -28,12 +28,13 @@ extension ServerStorage {
             guard try await Self.isEjected(clientId: clientId, walletId: walletId, in: transaction) == false else {
                 return .alreadyEjected
             }
-            let current = try await transaction.query(
-                "SELECT DISTINCT set_id FROM signing_shares WHERE client_id = ?", .text(clientId)
-            ).map { try $0.text("set_id") }
-            guard current == [setId] else { return .setChanged }
+            guard try await Self.currentSetIds(clientId: clientId, in: transaction).contains(setId) else {
+                return .setChanged
+            }
             guard try await Self.spend(token, in: transaction) else { return .tokenSpent }
             try await transaction.query("DELETE FROM signing_shares WHERE client_id = ?", .text(clientId))
+            // The added devices' sets (docs/devices.md) go too: the key they share has left.
+            try await Self.dropWalletDevices(clientId: clientId, in: transaction)
             try await transaction.query(
                 "DELETE FROM protocol_sessions WHERE client_id = ? AND protocol = ? AND state = ?", .text(clientId),
                 .text(ProtocolSessionRecord.Kind.signing.rawValue), .text(ProtocolSessionRecord.State.open.rawValue))

@@ -5,7 +5,7 @@ import ShareRecovery
 /// takes part in: resharing (FORMATS.md §3), DKG (§10) and signing (§11).
 struct ProtocolSessionRecord: Sendable {
     /// Which protocol role the sealed state belongs to.
-    enum Kind: String, Sendable { case resharing, dkg, signing }
+    enum Kind: String, Sendable { case resharing, dkg, signing, deviceAdd }
     /// `open`, then (resharing only) `finished`, then `done`; `done` rows keep no secret and wait for
     /// expiry, so a retried request learns what happened.
     enum State: String, Sendable { case open, finished, done }
@@ -80,10 +80,8 @@ extension ServerStorage {
     {
         try await transaction { transaction in
             guard try await Self.advance(transaction, id: id, now: now) else { return false }
-            let current = try await transaction.query(
-                "SELECT DISTINCT set_id FROM signing_shares WHERE client_id = ?", .text(clientId)
-            ).map { try $0.text("set_id") }
-            guard current == [setId] else {
+            // The primary set or an added device's (docs/devices.md); a removed device's set is gone.
+            guard try await Self.currentSetIds(clientId: clientId, in: transaction).contains(setId) else {
                 throw APIError.conflict("the custodian's signing set changed since this signing session opened")
             }
             try await Self.appendAudit([released], in: transaction)

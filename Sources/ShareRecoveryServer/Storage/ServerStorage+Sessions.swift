@@ -110,6 +110,8 @@ extension ServerStorage {
                 }
                 try confirming(current)
                 try await transaction.query("DELETE FROM signing_shares WHERE client_id = ?", .text(session.clientId))
+                // Added devices were reshared from sets that stop signing now (docs/devices.md).
+                try await Self.dropWalletDevices(clientId: session.clientId, in: transaction)
                 for share in newShares {
                     try await transaction.query(
                         "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)",

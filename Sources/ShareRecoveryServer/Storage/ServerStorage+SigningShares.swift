@@ -16,8 +16,10 @@ extension ServerStorage {
     func registerSigningShare(clientId: String, share: SealedSigningShare, origin: AuditOrigin) async throws {
         try await transaction { transaction in
             try await transaction.lock("signing shares \(clientId)")
-            try await transaction.query(
-                "DELETE FROM signing_shares WHERE client_id = ? AND set_id <> ?", .text(clientId), .text(share.setId))
+            let replaced = try await transaction.query(
+                "DELETE FROM signing_shares WHERE client_id = ? AND set_id <> ? RETURNING set_id", .text(clientId), .text(share.setId))
+            // A new set replaces the wallet's: devices added from the old one stop signing too (docs/devices.md).
+            if !replaced.isEmpty { try await Self.dropWalletDevices(clientId: clientId, in: transaction) }
             try await transaction.query(
                 """
                 INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)

@@ -30,6 +30,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
     @Option(help: "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics (default: /metrics is off).")
     var metricsTokenFile: String?
+    @Option(help: "Devices a wallet may have, the one that created or recovered it included (docs/devices.md).")
+    var maxDevices = 8
     @Option(help: ArgumentHelp(
         "Multiply the per-address one-time-code limits (50 new flows and 100 verifications per 15 minutes) by N, 1 to 1000.",
         discussion: "For a front proxy through which many users reach the server from one address, or a test rig; the per-identifier limits stay."))
@@ -57,6 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
             otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
         configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
+        guard (1...255).contains(maxDevices) else { throw CLIError.usage("--max-devices must be 1…255") }
+        configuration.maximumDevicesPerWallet = maxDevices
         let host = configuration.host
         try await runServer(configuration) { port in
             Terminal.output(#"{"listening":"http://\#(host):\#(port)","port":\#(port)}"#)

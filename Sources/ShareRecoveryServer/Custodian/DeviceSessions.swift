@@ -1,0 +1,204 @@
+import HTTPTypes
+import ShareCrypto
+import ShareRecovery
+
+/// The custodian's side of adding a device to a wallet (docs/devices.md): one resharing of an
+/// approving device's 2-of-2 set {device, custodian} into a new 2-of-2 set {new device, custodian}
+/// (the engine's ``DeviceEnrolment``), and the removal of a device's set. The custodian's dealing
+/// coefficient and a session key stay sealed in `protocol_sessions` between the approver's two calls.
+struct DeviceSessions: Sendable {
+    let state: ServerState
+    var wallet: WalletSessions { WalletSessions(state: state) }
+
+    // MARK: Add
+
+    /// The custodian deals first: checks the approving set is current and the wallet has room, plans
+    /// the new set, deals g_C and seals g_C(1) to the new device's key.
+    /// - Returns: The 201 body: `sessionId`, `plan`, `custodianDealing` (its one sub-share sealed to
+    ///   the new device), `custodianKey` (this session's key, for the approver's sub-share g_A(2)).
+    func open(clientId: String, walletId: String, approvingSetId: String, deviceId: String, deviceKey: [UInt8]) async throws
+        -> JSONValue
+    {
+        // An ejected wallet's key has left: no device joins it (docs/eject.md).
+        try await WalletSessions(state: state).refuseEjected(clientId: clientId, walletId: walletId)
+        let approving = try await approvingShare(clientId: clientId, walletId: walletId, setId: approvingSetId)
+        let maximum = state.configuration.maximumDevicesPerWallet
+        try await state.storage.read { transaction in
+            try await WalletDeviceRules.checkRoom(clientId: clientId, deviceId: deviceId, maximum: maximum, in: transaction)
+        }
+        var newSetId = SetID.random()
+        while newSetId == approving.setId { newSetId = SetID.random() }
+        let coefficient = Scalar.random(on: approving.curve)
+        let sessionKey = SealingKeyPair()
+        let (plan, offered) = try checkingClientInput { () throws -> (ResharingPlan, JSONValue) in
+            let plan = try DeviceEnrolment.plan(approvingSet: approving, newSetId: newSetId)
+            let dealing = try ResharingDealer.deal(share: approving, plan: plan, higherCoefficients: [coefficient])
+            return (plan, try SessionWire.encode(dealing, sealingTo: [DeviceEnrolment.deviceIndex: deviceKey]))
+        }
+        let id = Hex.encode(SystemRandom().bytes(count: 16))
+        let publicJSON = JSONValue.object([
+            ("walletId", .string(walletId)), ("setId", .string(approvingSetId)), ("deviceId", .string(deviceId)),
+            ("plan", SessionWire.encode(plan)), ("custodianDealing", offered),
+        ])
+        try await state.storage.createProtocolSession(
+            ProtocolSessionRecord(
+                id: id, clientId: clientId, kind: .deviceAdd, state: .open, publicJSON: JSONWriter.write(publicJSON),
+                sealedState: try state.sealer.seal(
+                    SecureBytes.concatenating([sessionKey.secretKey, coefficient.rawRepresentation]), table: "protocol_sessions",
+                    row: [id, "deviceAdd"]),
+                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
+        state.metrics.session("deviceAdd", .started)
+        return .object([
+            ("sessionId", .string(id)), ("plan", SessionWire.encode(plan)), ("custodianDealing", offered),
+            ("custodianKey", .string(Hex.encode(sessionKey.publicKey))),
+        ])
+    }
+
+    /// The approver's dealing: g_A(2) sealed to the session key is checked and combined into the
+    /// custodian's new share; g_A(1), sealed to the new device, is kept for it with the custodian's
+    /// dealing. Stored with `deviceAdded` in the transaction that ends the session.
+    /// - Parameters:
+    ///   - session: The open device-add session.
+    ///   - approverDealing: The approver's dealing with only its sub-share for the custodian (party 2).
+    ///   - deviceSubShare: g_A(1), sealed to the new device's key (opaque here).
+    ///   - origin: The request.
+    /// - Returns: The 200 body: `deviceId`, `setId`, `newCommitments`.
+    func finish(_ session: ProtocolSessionRecord, approverDealing: JSONValue, deviceSubShare: String, origin: AuditOrigin)
+        async throws -> JSONValue
+    {
+        guard session.state == .open else { throw APIError.conflict("this device-add session is finished") }
+        let bound = try StrictJSON.parse(Array(session.publicJSON.utf8))
+        guard case .string(let walletId) = try SessionWire.member(bound, "walletId"),
+            case .string(let approvingSetId) = try SessionWire.member(bound, "setId"),
+            case .string(let deviceId) = try SessionWire.member(bound, "deviceId")
+        else { throw ShareRecoveryError(.storeCorrupted, "a device-add session's binding is unreadable") }
+        let plan = try SessionWire.decodePlan(try SessionWire.member(bound, "plan"))
+        let offered = try SessionWire.member(bound, "custodianDealing")
+        let approving = try await approvingShare(clientId: session.clientId, walletId: walletId, setId: approvingSetId)
+        let secrets = try state.sealer.open(session.sealedState, table: "protocol_sessions", row: [session.id, "deviceAdd"])
+        guard secrets.count == 64 else { throw ShareRecoveryError(.storeCorrupted, "a device-add session's secrets are truncated") }
+        let sessionKey = try SealingKeyPair(secretKey: try secrets.slice(0..<32))
+        let coefficient = try Scalar(secure: try secrets.slice(32..<64), curve: plan.oldSet.curve)
+        let custodianShare = try checkingClientInput { () throws -> ShareRecord in
+            let received = try SessionWire.decodeDealing(approverDealing, curve: plan.oldSet.curve, openingWith: sessionKey)
+            guard received.dealerIndex == DeviceEnrolment.deviceIndex,
+                Set(received.subShares.keys) == [DeviceEnrolment.custodianIndex]
+            else {
+                throw ShareRecoveryError(
+                    .dealerCheckFailed, "the approver's dealing must be dealer 1's, with exactly its sub-share for party 2")
+            }
+            let own = try ResharingDealer.deal(share: approving, plan: plan, higherCoefficients: [coefficient])
+            return try ResharingReceiver.receive(partyIndex: DeviceEnrolment.custodianIndex, plan: plan, dealings: [received, own])
+        }
+        guard let sealedForDevice = Base64.decode(deviceSubShare), sealedForDevice.count == 32 + 16 + 32 else {
+            throw APIError.badRequest("deviceSubShare must be canonical base64 of one sealed scalar")
+        }
+        let commitments = SessionWire.encode(points: custodianShare.commitments)
+        let approverForDevice = JSONValue.object([
+            ("dealerIndex", .number(String(DeviceEnrolment.deviceIndex))),
+            ("commitments", try SessionWire.member(approverDealing, "commitments")),
+            ("sealedSubShares", .object([(String(DeviceEnrolment.deviceIndex), .string(deviceSubShare))])),
+        ])
+        let enrolment = JSONValue.object([
+            ("plan", SessionWire.encode(plan)), ("dealings", .array([approverForDevice, offered])), ("newCommitments", commitments),
+        ])
+        let setId = custodianShare.setId.hex
+        let device = StoredDevice(
+            deviceId: deviceId, setId: setId, generation: custodianShare.generation, approvedBy: approvingSetId,
+            sealedRecord: try state.sealer.seal(
+                try custodianShare.binary(), table: "wallet_devices", row: [session.clientId, deviceId, setId]),
+            enrolmentJSON: JSONWriter.write(enrolment), createdAt: state.now)
+        let added = origin.event(.deviceAdded, account: session.clientId) {
+            $0.sessionId = session.id
+            $0.walletId = walletId
+            $0.deviceId = deviceId
+            $0.setId = setId
+            $0.generation = custodianShare.generation
+        }
+        guard
+            try await state.storage.completeDeviceAdd(
+                sessionId: session.id, clientId: session.clientId, device: device,
+                maximum: state.configuration.maximumDevicesPerWallet, now: state.now, added: added)
+        else { throw APIError.conflict("this device-add session is finished") }
+        return .object([("deviceId", .string(deviceId)), ("setId", .string(setId)), ("newCommitments", commitments)])
+    }
+
+    // MARK: Read and remove
+
+    /// The new device's enrolment: the plan, both dealings with their sub-shares sealed to it, and
+    /// the commitments the custodian stored (it combines and checks its share itself).
+    func enrolment(clientId: String, deviceId: String) async throws -> JSONValue {
+        guard let device = try await state.storage.walletDevice(clientId: clientId, deviceId: deviceId) else {
+            throw APIError.notFound("the wallet has no device \(deviceId)")
+        }
+        let stored = try StrictJSON.parse(Array(device.enrolmentJSON.utf8))
+        return .object([
+            ("deviceId", .string(deviceId)), ("setId", .string(device.setId)), ("plan", try SessionWire.member(stored, "plan")),
+            ("dealings", try SessionWire.member(stored, "dealings")),
+            ("newCommitments", try SessionWire.member(stored, "newCommitments")),
+        ])
+    }
+
+    /// The wallet's devices: the primary one (its set in `signing_shares`) first, then each added one.
+    func list(clientId: String) async throws -> JSONValue {
+        let primary = try await state.storage.signingShares(clientId: clientId)
+        guard let first = primary.first else {
+            throw APIError(.notFound, APIErrorCode(.noMatchingShare), "the custodian holds no wallet for this user")
+        }
+        let devices = try await state.storage.walletDevices(clientId: clientId)
+        let rows: [JSONValue] =
+            [
+                .object([
+                    ("deviceId", .string(WalletDeviceRules.primaryDeviceId)), ("setId", .string(first.setId)),
+                    ("generation", .number(String(first.generation))),
+                ])
+            ]
+            + devices.map {
+                .object([
+                    ("deviceId", .string($0.deviceId)), ("setId", .string($0.setId)), ("generation", .number(String($0.generation))),
+                    ("approvedBy", .string($0.approvedBy)), ("addedAt", .string(RFC3339.format($0.createdAt))),
+                ])
+            }
+        return .object([
+            ("devices", .array(rows)), ("maximumDevices", .number(String(state.configuration.maximumDevicesPerWallet))),
+        ])
+    }
+
+    /// Deletes the custodian's share of an added device's set: that device's share alone signs nothing.
+    func remove(clientId: String, deviceId: String, token: Token, origin: AuditOrigin) async throws {
+        guard deviceId != WalletDeviceRules.primaryDeviceId else {
+            throw APIError.conflict(
+                "the primary device (the one that created or recovered the wallet) cannot be removed; recover the wallet on another device instead")
+        }
+        let removed = origin.event(.deviceRemoved, account: clientId) { $0.deviceId = deviceId }
+        switch try await state.storage.removeWalletDevice(clientId: clientId, deviceId: deviceId, token: token, removed: removed) {
+        case .done: return
+        case .notFound: throw APIError.notFound("the wallet has no device \(deviceId)")
+        case .tokenSpent: throw APIError.unauthorized("the token was already used")
+        }
+    }
+
+    // MARK: Shares
+
+    /// The custodian's share of an added device's set, opened; `nil` when no device has that set.
+    func custodianShare(clientId: String, setId: String) async throws -> ShareRecord? {
+        guard let device = try await state.storage.walletDevice(clientId: clientId, setId: setId) else { return nil }
+        let record = try ShareRecord(
+            binary: try state.sealer.open(device.sealedRecord, table: "wallet_devices", row: [clientId, device.deviceId, setId]))
+        guard record.setId.hex == setId, record.partyIndex == DeviceEnrolment.custodianIndex else {
+            throw ShareRecoveryError(.storeCorrupted, "a device's signing share disagrees with its row")
+        }
+        return record
+    }
+
+    /// The custodian's share of the approving set: the primary set's or an added device's.
+    private func approvingShare(clientId: String, walletId: String, setId: String) async throws -> ShareRecord {
+        let primary = try await wallet.currentShare(clientId: clientId, walletId: walletId)
+        if primary.setId.hex == setId { return primary }
+        guard let share = try await custodianShare(clientId: clientId, setId: setId) else {
+            throw APIError.conflict(
+                "set \(setId.prefix(32)) no longer signs for this wallet (a removed device, or before a recovery): approve from a current device")
+        }
+        return share
+    }
+}
