@@ -186,13 +186,6 @@ struct AuditTrailTests {
             _ = try await WalletWire.sign(world: world, share: device, userId: "bob", message: Array("pay 1".utf8), mode: .bip340, token: sign)
             let released = try await audit.appended([.signatureShareReleased], account: "bob")
             #expect(released.first?.detail.hasSuffix(#""walletId":"w-bob","setId":"\#(device.setId.hex)","mode":"bip340"}"#) == true)
-            // Its eject: the custodian's share released once, for a token of purpose eject.
-            let eject = try await token("bob", "eject")
-            let ejected = try await WalletWire.eject(world: world, share: device, userId: "bob", token: eject)
-            #expect(ejected.status == 200)
-            let ejectedRows = try await audit.appended([.walletEjected], by: ejected, account: "bob")
-            #expect(ejectedRows.first?.detail == #"{"walletId":"w-bob","setId":"\#(device.setId.hex)","generation":0}"#)
-
             // A second device of bob's wallet, added and removed (docs/devices.md).
             let addDevice = try await token("bob", "addDevice")
             let phone = try await DeviceWire.add(world: world, approver: device, userId: "bob", deviceId: "phone", token: addDevice)
@@ -203,6 +196,13 @@ struct AuditTrailTests {
             #expect(removal.status == 204)
             let removed = try await audit.appended([.deviceRemoved], by: removal, account: "bob")
             #expect(removed.first?.detail == #"{"deviceId":"phone"}"#)
+
+            // Last, its eject (no device joins an ejected wallet): the custodian's share released once, for a token of purpose eject.
+            let eject = try await token("bob", "eject")
+            let ejected = try await WalletWire.eject(world: world, share: device, userId: "bob", token: eject)
+            #expect(ejected.status == 200)
+            let ejectedRows = try await audit.appended([.walletEjected], by: ejected, account: "bob")
+            #expect(ejectedRows.first?.detail == #"{"walletId":"w-bob","setId":"\#(device.setId.hex)","generation":0}"#)
 
             // Every kind was exercised; the chain is intact; the listing shows alice's rows and only hers.
             let rows = try await world.auditRows()
