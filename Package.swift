@@ -29,6 +29,13 @@ let package = Package(
         .executable(name: "share-recovery", targets: ["share-recovery"]),
         .executable(name: "recovery-bench", targets: ["recovery-bench"]),
     ],
+    // Opt-in build features (`swift build --traits OTLP`); the default build enables none of them.
+    traits: [
+        .trait(
+            name: "OTLP",
+            description: "serve exports its trace spans with swift-otel's OTLP/HTTP exporter, configured by the OTEL_* variables"
+        )
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -44,6 +51,11 @@ let package = Package(
         // The server's /metrics: the metrics API, and its Prometheus text exposition.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Trace context (docs/server.md: Tracing): the tracing API, W3C `traceparent` parsing, and the OTLP
+        // exporter, which only the `OTLP` trait builds (its OTLP/HTTP exporter alone: no gRPC).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
         // `swift package generate-documentation` (scripts/docs.sh); a plugin, linked into no target.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -71,6 +83,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
             ]
         ),
         // The reference server: integrator API, custodian webhooks and recovery endpoints.
@@ -91,6 +105,10 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
+                // `swift build --traits OTLP`: `serve` exports spans over OTLP/HTTP (docs/server.md: Tracing).
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["OTLP"])),
             ]
         ),
         .executableTarget(
@@ -156,6 +174,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             resources: [.copy("Resources")]
         ),

@@ -1,8 +1,9 @@
 public import AsyncHTTPClient
 public import Logging
 import NIOCore
-import NIOHTTP1
+package import NIOHTTP1
 import ShareRecovery
+import Tracing
 
 /// The one place where this module talks HTTP: a deadline per call and per attempt, bounded retries
 /// with exponential backoff and jitter, a response size limit, and the mapping of every outcome to a
@@ -15,6 +16,11 @@ import ShareRecovery
 /// `Idempotency-Key` drawn once per call and sent again with each of its retries, so a server that
 /// honours it (the reference server does) applies the call at most once and answers a repeat with
 /// the first answer. That is what makes retrying a lost answer safe.
+///
+/// Every call is one client span of the process's tracer (`InstrumentationSystem`; docs/server.md,
+/// "Tracing"), named by its operation (`GET /users/{userId}/user-backup-share`, never a concrete path),
+/// and carries that span's W3C `traceparent`, the same on each retry. Its attributes are the method,
+/// the final status and the number of attempts; never a header value, a URL or a body.
 ///
 /// Outcomes:
 /// - 2xx: the body (at most ``Configuration/maximumResponseSize`` bytes, else `malformedInput`).
@@ -79,6 +85,9 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.connectionPool.retryConnectionEstablishment = false
+        // The transport makes one span per call and injects its `traceparent` itself; the client's own
+        // spans would record the full URL (user ids, queries) and replace that header on every attempt.
+        configuration.tracing.tracer = nil
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
@@ -120,6 +129,31 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
         guard call.url.hasPrefix("http://") || call.url.hasPrefix("https://") else {
             throw ShareRecoveryError(.invalidParameters, "\(call.operation): the base URL must be http:// or https://")
         }
+        return try await withSpan(call.operation, ofKind: .client) { span in
+            var call = call
+            InstrumentationSystem.instrument.inject(span.context, into: &call.headers, using: CallHeaderInjector())
+            if span.isRecording { span.attributes["http.request.method"] = call.method.rawValue }
+            do {
+                let reply = try await send(call, span: span)
+                if span.isRecording { span.attributes["http.response.status_code"] = reply.status }
+                return reply
+            } catch {
+                if span.isRecording {
+                    span.setStatus(.init(code: .error))
+                    span.updateAttributes { attributes in
+                        attributes["error.type"] =
+                            (error as? TransportError)?.codeName ?? (error as? ShareRecoveryError)?.codeName
+                            ?? "\(type(of: error))"
+                        if let status = (error as? TransportError)?.status { attributes["http.response.status_code"] = status }
+                    }
+                }
+                throw error
+            }
+        }
+    }
+
+    /// ``send(_:)`` inside its span: the retries.
+    private func send(_ call: HTTPCall, span: any Span) async throws -> HTTPReply {
         var call = call
         let operation = OperationContext.current
         call.headers.append(.init(name: "X-Request-Id", value: operation?.requestId ?? OperationContext.newRequestId(), isSecret: false))
@@ -133,6 +167,7 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
         var attempt = 1
         while true {
             if Task.isCancelled { throw ShareRecoveryError(.cancelled, "\(call.operation) was cancelled") }
+            if span.isRecording { span.attributes["share_recovery.attempts"] = attempt }
             let outcome = await self.attempt(call, deadline: deadline)
             if Task.isCancelled { throw ShareRecoveryError(.cancelled, "\(call.operation) was cancelled") }
             let failure: String
@@ -338,6 +373,22 @@ struct HTTPCall: Sendable, CustomStringConvertible {
         var metadata: Logger.Metadata = ["operation": "\(operation)", "attempt": "\(attempt)"]
         if let status { metadata["status"] = "\(status)" }
         return metadata
+    }
+}
+
+/// Writes the trace headers of a call's span among its (non-secret) headers.
+private struct CallHeaderInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout [HTTPCall.Header]) {
+        carrier.append(.init(name: key, value: value, isSecret: false))
+    }
+}
+
+/// Writes trace headers into an AsyncHTTPClient request made outside the transport (the server's OTP webhook).
+package struct HTTPHeadersInjector: Injector {
+    package init() {}
+
+    package func inject(_ value: String, forKey key: String, into carrier: inout HTTPHeaders) {
+        carrier.replaceOrAdd(name: key, value: value)
     }
 }
 

@@ -10,6 +10,7 @@ import NIOHTTP1
 public import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
+import Tracing
 
 /// A one-time code on its way to a user.
 public struct OTPMessage: Sendable, CustomStringConvertible {
@@ -126,10 +127,18 @@ public struct WebhookOTPSender: OTPSender {
                 ("code", .string(message.codeText)),
             ]))
         request.body = .bytes(ByteBuffer(string: body))
-        let response = try await HTTPTransport.sharedClient.execute(request, timeout: .seconds(timeoutSeconds))
-        _ = try? await response.body.collect(upTo: 64 * 1024)
-        guard (200..<300).contains(response.status.code) else {
-            throw OTPDeliveryError(.deliveryFailed, "the OTP webhook answered \(response.status.code)")
+        // A client span carrying the request's trace (docs/server.md, "Tracing"); never the URL or the code.
+        try await withSpan("POST otp-webhook", ofKind: .client) { span in
+            InstrumentationSystem.instrument.inject(span.context, into: &request.headers, using: HTTPHeadersInjector())
+            let response = try await HTTPTransport.sharedClient.execute(request, timeout: .seconds(timeoutSeconds))
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            if span.isRecording {
+                span.attributes["http.request.method"] = "POST"
+                span.attributes["http.response.status_code"] = Int(response.status.code)
+            }
+            guard (200..<300).contains(response.status.code) else {
+                throw OTPDeliveryError(.deliveryFailed, "the OTP webhook answered \(response.status.code)")
+            }
         }
     }
 }

@@ -1,8 +1,12 @@
 import CoreMetrics
+import Tracing
 
 /// The server's storage, counted: every transaction and read holds `databaseInFlight` up while it
 /// runs, so `/metrics` shows how much of the database (with PostgreSQL, of the connection pool) is in
 /// use; the audit events a transaction appended are counted once it commits (``CommittedEvents``).
+/// Each transaction and read is also a client span, `storage.transaction` or `storage.read`, with
+/// `db.system.name` (`sqlite`, `postgresql`) and, for a transaction, the number of audit events it
+/// committed (docs/server.md, "Tracing"); never a query or a value.
 /// Everything else is the wrapped backend's.
 struct MeteredStorage: ServerStorage {
     let base: any ServerStorage
@@ -15,21 +19,37 @@ struct MeteredStorage: ServerStorage {
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result)
         async throws -> Result
     {
-        metrics.databaseInFlight.increment()
-        defer { metrics.databaseInFlight.decrement() }
-        let appended = CommittedEvents()
-        let result = try await CommittedEvents.$current.withValue(appended) { try await base.transaction(body) }
-        // Reached only when the transaction committed.
-        metrics.committed(appended.all)
-        return result
+        try await withSpan("storage.transaction", ofKind: .client) { span in
+            metrics.databaseInFlight.increment()
+            defer { metrics.databaseInFlight.decrement() }
+            if span.isRecording { span.attributes["db.system.name"] = databaseSystem }
+            let appended = CommittedEvents()
+            let result = try await CommittedEvents.$current.withValue(appended) { try await base.transaction(body) }
+            // Reached only when the transaction committed.
+            let committed = appended.all
+            metrics.committed(committed)
+            if span.isRecording { span.attributes["share_recovery.audit_events"] = committed.count }
+            return result
+        }
     }
 
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws
         -> Result
     {
-        metrics.databaseInFlight.increment()
-        defer { metrics.databaseInFlight.decrement() }
-        return try await base.read(body)
+        try await withSpan("storage.read", ofKind: .client) { span in
+            metrics.databaseInFlight.increment()
+            defer { metrics.databaseInFlight.decrement() }
+            if span.isRecording { span.attributes["db.system.name"] = databaseSystem }
+            return try await base.read(body)
+        }
+    }
+
+    /// OpenTelemetry's `db.system.name` of the backend.
+    private var databaseSystem: String {
+        switch base.dialect {
+        case .sqlite: "sqlite"
+        case .postgres: "postgresql"
+        }
     }
 
     func close() async { await base.close() }

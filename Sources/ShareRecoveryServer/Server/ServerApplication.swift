@@ -1,7 +1,7 @@
 public import Hummingbird
 import Logging
 import NIOCore
-import ServiceLifecycle
+public import ServiceLifecycle
 import ShareCrypto
 import ShareRecovery
 import UnixSignals
@@ -72,6 +72,8 @@ public func makeServerApplication(
             custodianKey: custodianKey, metricsToken: metricsToken)
 
         let router = Router(context: ServerRequestContext.self)
+        // First: its span covers every other middleware, and the webhook calls a route makes are its children.
+        router.add(middleware: RequestTracingMiddleware())
         router.add(middleware: RequestIDMiddleware())
         // Outside the error middleware: a request is counted with the status its client got.
         router.add(middleware: RequestMetricsMiddleware(metrics: state.metrics))
@@ -102,17 +104,20 @@ public func makeServerApplication(
 /// ``ServerConfiguration/shutdownGraceSeconds``.
 /// - Parameters:
 ///   - configuration: The server's configuration.
+///   - services: Services to run beside the server and stop with it (the OTLP exporter of
+///     ``ServerTracing/bootstrap(logger:)``); they are started first and shut down last.
 ///   - onStarted: Called with the bound port once the server accepts connections (the CLI prints it).
 /// - Throws: As ``makeServerApplication(_:onStarted:)``, or when the address cannot be bound.
-public func runServer(_ configuration: ServerConfiguration, onStarted: @escaping @Sendable (Int) -> Void = { _ in })
-    async throws
-{
+public func runServer(
+    _ configuration: ServerConfiguration, services: [any Service] = [],
+    onStarted: @escaping @Sendable (Int) -> Void = { _ in }
+) async throws {
     let application = try await makeServerApplication(configuration, onStarted: onStarted)
     // SIGTERM or SIGINT: stop accepting, let requests in flight finish (each is one step of a session,
     // whose state is already in the database between steps), then close the database. A request
     // still running at the deadline is cancelled, so a stuck client cannot hold a deploy hostage.
     var group = ServiceGroupConfiguration(
-        services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger)
+        services: services + [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger)
     group.maximumGracefulShutdownDuration = .seconds(configuration.shutdownGraceSeconds)
     group.maximumCancellationDuration = .seconds(5)
     do {

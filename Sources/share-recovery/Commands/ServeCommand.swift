@@ -8,7 +8,7 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).",
         discussion: helpText(
-            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET). Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM. Probes: GET /health (liveness), GET /ready (200 once the database answers and is migrated, else 503). With --metrics-token-file, GET /metrics serves Prometheus text to a scraper sending that token as a bearer token (docs/server.md, \"Operations\").",
+            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET). Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM. Probes: GET /health (liveness), GET /ready (200 once the database answers and is migrated, else 503). With --metrics-token-file, GET /metrics serves Prometheus text to a scraper sending that token as a bearer token (docs/server.md, \"Operations\"). A W3C traceparent header is accepted and passed on to the webhook calls a request makes; a build with `--traits OTLP` exports the spans over OTLP/HTTP as the OTEL_* variables say (docs/server.md, \"Tracing\").",
             examples: [
                 "share-recovery serve",
                 "share-recovery serve --port 0 --database /tmp/sr/server.sqlite",
@@ -62,7 +62,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...255).contains(maxDevices) else { throw CLIError.usage("--max-devices must be 1…255") }
         configuration.maximumDevicesPerWallet = maxDevices
         let host = configuration.host
-        try await runServer(configuration) { port in
+        // The one place a tracer is bootstrapped (docs/server.md, "Tracing").
+        let tracing = try ServerTracing.bootstrap(logger: logger)
+        try await runServer(configuration, services: tracing) { port in
             Terminal.output(#"{"listening":"http://\#(host):\#(port)","port":\#(port)}"#)
         }
     }

@@ -39,10 +39,12 @@ struct SessionClient {
         return try opened(response, ownShare: ownShare)
     }
 
-    /// - Parameter sessionId: The id to ask for (a JSON value, so tests can send wrong ones), or `nil`.
+    /// - Parameters:
+    ///   - sessionId: The id to ask for (a JSON value, so tests can send wrong ones), or `nil`.
+    ///   - headers: Headers sent besides the bearer token (a `traceparent`).
     func openResponse(
         purpose: String, method: BackupMethod, ownShare: ShareRecord, token: String, server: Int = 0,
-        sessionId: JSONValue? = nil
+        sessionId: JSONValue? = nil, headers: [(String, String)] = []
     ) async throws -> APIResponse {
         var members: [(key: String, value: JSONValue)] = [
             ("clientId", .string(clientId)), ("purpose", .string(purpose)),
@@ -51,7 +53,8 @@ struct SessionClient {
             ("clientKey", .string(Hex.encode(Self.clientKey.publicKey))),
         ]
         if let sessionId { members.append(("sessionId", sessionId)) }
-        return try await world.send(.POST, "/recovery/sessions", json: .object(members), headers: world.bearer(token), server: server)
+        return try await world.send(
+            .POST, "/recovery/sessions", json: .object(members), headers: world.bearer(token) + headers, server: server)
     }
 
     /// One X25519 key for every session of the test process (only its public half goes to the server).

@@ -284,6 +284,8 @@ enum TestHTTP {
     static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 128)
+        // The tests play an integrator that sends its own `traceparent` (TracingTests), or none.
+        configuration.tracing.tracer = nil
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 }
