@@ -15,6 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --metrics-token-file metrics.token",
                 "share-recovery serve --otp-address-limit-scale 100",
+                "share-recovery serve --webhook-base https://integrator.example/hooks --webhook-timeout 30",
             ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
@@ -36,10 +37,15 @@ struct ServeCommand: AsyncParsableCommand {
         "Multiply the per-address one-time-code limits (50 new flows and 100 verifications per 15 minutes) by N, 1 to 1000.",
         discussion: "For a front proxy through which many users reach the server from one address, or a test rig; the per-identifier limits stay."))
     var otpAddressLimitScale = 1
+    @Option(help: "Seconds a recovery waits for the integrator's /backup/fetch webhook before answering 502, 1 to 600.")
+    var webhookTimeout = 10
 
     func validate() throws {
         guard (1...1000).contains(otpAddressLimitScale) else {
             throw ValidationError("--otp-address-limit-scale must be 1 to 1000, not \(otpAddressLimitScale).")
+        }
+        guard (1...600).contains(webhookTimeout) else {
+            throw ValidationError("--webhook-timeout must be 1 to 600 seconds, not \(webhookTimeout).")
         }
     }
 
@@ -59,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
             otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
         configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
+        configuration.webhookTimeoutSeconds = webhookTimeout
         guard (1...255).contains(maxDevices) else { throw CLIError.usage("--max-devices must be 1…255") }
         configuration.maximumDevicesPerWallet = maxDevices
         let host = configuration.host
