@@ -125,9 +125,11 @@ let package = Package(
             name: "recovery-bench",
             dependencies: [
                 "ShareRecovery", "ShareCrypto", "ShareRecoveryHTTP", "ShareRecoveryServer",
+                // Not linked: the server the load runs against is this binary, started as a child
+                // process (Benchmarks/RecoveryBench/ServerProcess.swift); the dependency builds it.
+                "share-recovery",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -163,6 +163,14 @@ enum OperationCounts {
         return count + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n), naive: naive)
     }
 
+    /// A 2-of-2 cloudKey recovery through the reference server, both parties: the offline recovery's
+    /// work, each party's dealing sealed to the other's session key and opened, and the custodian's
+    /// six at-rest AEAD calls (open its signing share; seal and open the session's secrets and its
+    /// pending state; seal the new share). The two session key pairs are left out (a lower bound).
+    static var serverSession: PrimitiveCosts.Count {
+        offlineRecovery(threshold: 2, parties: 2, argon: false) + PrimitiveCosts.Count(aead: 6, open: 2, seal: 2)
+    }
+
     /// A full backup: t dealers, n receivers, one AEAD seal, n−1 sealed boxes.
     static func backup(threshold t: Int, parties n: Int, naive: Bool = false) -> PrimitiveCosts.Count {
         PrimitiveCosts.Count(aead: 1, hkdf: 1, seal: n - 1) + planSetup(dealers: Array(1...t), naive: naive)

@@ -21,6 +21,9 @@ struct Measurement {
     var note: String = ""
     /// Operations per second of wall time when many run at once (server load); `nil` for one at a time.
     var throughput: Double?
+    /// CPU per operation under load, of the server process and of the load's (this) process.
+    var serverCPUNs: Double?
+    var loadCPUNs: Double?
 
     var opsPerSecond: Double { throughput ?? (meanNs > 0 ? 1e9 / meanNs : 0) }
     var ratio: Double? { floorNs.map { Double(medianNs) / $0 } }
@@ -40,6 +43,8 @@ struct Measurement {
         if let unitsTarget { fields.append(#""kGUnitsTarget":\#(unitsTarget)"#) }
         if let target { fields.append(#""target":\#(target)"#) }
         if let throughput { fields.append(#""throughputPerSecond":\#(String(format: "%.1f", throughput))"#) }
+        if let serverCPUNs { fields.append(#""serverCPUNs":\#(String(format: "%.0f", serverCPUNs))"#) }
+        if let loadCPUNs { fields.append(#""loadCPUNs":\#(String(format: "%.0f", loadCPUNs))"#) }
         if !note.isEmpty { fields.append(#""note":"\#(note)""#) }
         return "{" + fields.joined(separator: ",") + "}"
     }

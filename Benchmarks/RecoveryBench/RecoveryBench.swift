@@ -12,6 +12,7 @@ struct RecoveryBench {
         var jsonPath: String?
         var profile: (Curve, Int)?
         var serverOnly = false
+        var serverWorkload: ServerLoad.Kind?
     }
 
     /// What the command line asks for: a run, the help, or a mistake with what to do about it.
@@ -21,7 +22,8 @@ struct RecoveryBench {
         case mistake(String)
     }
 
-    static let usage = "usage: recovery-bench [--quick] [--server-only] [--json FILE] | --profile CURVE COUNT"
+    static let usage =
+        "usage: recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile CURVE COUNT"
 
     static let help = """
         recovery-bench: what recovery costs, and how close it is to the floor of its unavoidable
@@ -31,7 +33,11 @@ struct RecoveryBench {
 
         Options:
           --quick              fewer repetitions and 8 server connections instead of 64 (the tests' run)
-          --server-only        only the reference server under load
+          --server-only        only the reference server under load (a child process running
+                               share-recovery serve, loaded from this one)
+          --server-workload NAME
+                               only /health and NAME under load (cipher-text, fetch, session or
+                               signing), e.g. to profile one kind of request; implies --server-only
           --json FILE          also write every measurement to FILE as JSON
           --profile CURVE COUNT
                                only COUNT offline cloudKey recoveries on CURVE (secp256k1 or ed25519),
@@ -41,6 +47,7 @@ struct RecoveryBench {
         Examples:
           swift run -c release recovery-bench
           swift run -c release recovery-bench --quick --json bench.json
+          perf record -g -- .build/release/recovery-bench --server-workload cipher-text
         """
 
     static func parse(_ arguments: [String]) -> Request {
@@ -50,6 +57,13 @@ struct RecoveryBench {
             switch argument {
             case "--quick": options.quick = true
             case "--server-only": options.serverOnly = true
+            case "--server-workload":
+                let names = ServerLoad.Kind.allCases.filter { $0 != .health }.map(\.rawValue)
+                guard let kind = iterator.next().flatMap(ServerLoad.Kind.init(rawValue:)), kind != .health else {
+                    return .mistake("--server-workload needs one of \(names.joined(separator: ", ")), e.g. --server-workload session")
+                }
+                options.serverOnly = true
+                options.serverWorkload = kind
             case "--json":
                 guard let path = iterator.next() else { return .mistake("--json needs a file to write, e.g. --json bench.json") }
                 options.jsonPath = path
@@ -80,7 +94,7 @@ struct RecoveryBench {
             try Bench.profileRecoveries(curve: curve, count: count)
             return
         }
-        var bench = Bench(quick: options.quick, serverOnly: options.serverOnly)
+        var bench = Bench(quick: options.quick, serverOnly: options.serverOnly, serverWorkload: options.serverWorkload)
         let started = Date()
         do {
             try await bench.run()
@@ -108,9 +122,13 @@ struct Bench {
     /// Only the server load (item 3), e.g. under a profiler.
     let serverOnly: Bool
 
-    init(quick: Bool, serverOnly: Bool = false) {
+    /// Only this server workload (and `/health`).
+    let serverWorkload: ServerLoad.Kind?
+
+    init(quick: Bool, serverOnly: Bool = false, serverWorkload: ServerLoad.Kind? = nil) {
         self.quick = quick
         self.serverOnly = serverOnly
+        self.serverWorkload = serverWorkload
     }
 
     func n(_ full: Int, _ quickCount: Int) -> Int { quick ? quickCount : full }
@@ -164,10 +182,17 @@ struct Bench {
     // MARK: Server
 
     mutating func serverLoad() async throws {
-        let load = ServerLoad(quick: quick, random: random)
-        for m in try await load.run(database: .sqlite(path: NSTemporaryDirectory() + "/recovery-bench-\(UUID().uuidString).sqlite"), label: "SQLite") {
-            add(m)
+        // The sessions' CPU floor starts from their cryptography, timed here (the server rows run also
+        // alone, with --server-only).
+        let count = OperationCounts.serverSession
+        var crypto = Timer.measure("floor secp256k1", "recovery session's cryptography, both parties", iterations: n(2_000, 200)) {
+            floorWork(count, curve: .secp256k1)()
         }
+        crypto.note = count.summary
+        add(crypto)
+        var load = ServerLoad(quick: quick, random: random, sessionCryptoNs: Double(crypto.medianNs))
+        load.only = serverWorkload
+        for m in try await load.run(database: "sqlite", label: "SQLite") { add(m) }
         let environment = ProcessInfo.processInfo.environment
         let candidates = [environment["SHARE_RECOVERY_BENCH_POSTGRES_URL"], environment["SHARE_RECOVERY_TEST_POSTGRES_URL"]]
         guard let url = candidates.compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
@@ -179,7 +204,7 @@ struct Bench {
         // the bench's deterministic stream would give every run (an ASan and a TSan pass on one
         // database, say) the same name, and a DKG never replaces a wallet a previous run created.
         let schema = "bench_" + Hex.encode(SystemRandom().bytes(count: 6))
-        for m in try await load.run(database: .postgres(url: url + (url.contains("?") ? "&" : "?") + "schema=" + schema), label: "PostgreSQL") {
+        for m in try await load.run(database: url + (url.contains("?") ? "&" : "?") + "schema=" + schema, label: "PostgreSQL") {
             add(m)
         }
     }

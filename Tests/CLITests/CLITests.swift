@@ -207,6 +207,7 @@ struct CLITests {
         for (arguments, said) in [
             (["--json"], "--json needs a file"), (["--profile", "p256", "10"], "--profile needs a curve"),
             (["--fast"], "unknown argument \"--fast\""),
+            (["--server-workload", "health"], "--server-workload needs one of cipher-text, fetch, session, signing"),
         ] {
             let run = try CLIRunner.run("recovery-bench", arguments)
             #expect(run.status == 2, "\(arguments)")
@@ -229,7 +230,15 @@ struct CLITests {
         }
         var groups = Set<String>()
         for measurement in measurements {
-            if case .string(let group)? = measurement["group"] { groups.insert(group) }
+            guard case .string(let group)? = measurement["group"], case .string(let name)? = measurement["name"] else { continue }
+            groups.insert(group)
+            // The server (a child process) and the load each report their CPU; the sessions their floor.
+            if group.hasPrefix("server ") {
+                #expect(measurement["serverCPUNs"] != nil && measurement["loadCPUNs"] != nil, "\(group) / \(name)")
+            }
+            if group.hasPrefix("server "), name.hasPrefix("full recovery session") {
+                #expect(measurement["floorNs"] != nil && measurement["target"] != nil, "\(group) / \(name)")
+            }
         }
         var expected = ["floor secp256k1", "floor ed25519", "floor", "engine secp256k1", "engine ed25519", "selection", "scaling"]
         expected.append("server SQLite")
