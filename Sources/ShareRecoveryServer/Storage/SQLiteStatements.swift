@@ -1,0 +1,101 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import GRDB
+import ShareRecovery
+
+/// SQLite's side of ``TransactionGroups``: `BEGIN IMMEDIATE` … `COMMIT` on the pool's single writer
+/// connection, issued statement by statement (GRDB's `allowsUnsafeTransactions`), since GRDB runs a
+/// transaction in one synchronous closure and the server's transactions are async.
+///
+/// `BEGIN IMMEDIATE` (which may wait for another process's writer, up to the busy timeout) and `COMMIT`
+/// (the fsync) run on GRDB's queue, off the cooperative pool. The statements between them run on the
+/// calling thread (``SQLiteStatements``).
+struct SQLiteGroupTransactions: GroupTransactions {
+    let pool: DatabasePool
+
+    func inTransaction(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Void) async throws {
+        try await pool.writeWithoutTransaction { db in
+            // Never inherit a transaction a crashed predecessor left open.
+            if db.isInsideTransaction { try db.execute(sql: "ROLLBACK") }
+            try db.execute(sql: "BEGIN IMMEDIATE")
+        }
+        do {
+            try await body(SQLiteStatements(pool: pool))
+            try await pool.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
+        } catch {
+            try? await pool.writeWithoutTransaction { db in
+                if db.isInsideTransaction { try db.execute(sql: "ROLLBACK") }
+            }
+            throw error
+        }
+    }
+}
+
+/// The statements of an SQLite transaction, each run on the calling thread (GRDB's synchronous API),
+/// where the async API would hop to a queue's thread and back for every statement:
+/// - a write transaction's on the pool's writer connection, which belongs to the one group that runs,
+///   so its serial queue is idle and takes the statement at once;
+/// - a read's on a reader connection: a WAL reader never waits for the writer, and the pool has more
+///   reader connections than the cooperative pool has threads to ask for them at once.
+struct SQLiteStatements: SQLTransaction {
+    let pool: DatabasePool
+    /// On a reader connection (``ServerStorage/read(_:)``), else on the writer.
+    var readOnly = false
+
+    func query(_ sql: String, _ values: [SQLValue]) async throws -> [SQLRow] {
+        try Self.run(sql, Self.arguments(values), on: pool, readOnly: readOnly)
+    }
+
+    func lock(_ key: String) async throws {}
+
+    /// Synchronous, so that GRDB's synchronous overloads are the ones called (in an async function its
+    /// async ones win).
+    private static func run(_ sql: String, _ arguments: StatementArguments, on pool: DatabasePool, readOnly: Bool) throws
+        -> [SQLRow]
+    {
+        readOnly
+            ? try pool.read { db in try fetch(db, sql, arguments) }
+            : try pool.writeWithoutTransaction { db in try fetch(db, sql, arguments) }
+    }
+
+    /// Cached statements: the server runs a handful of fixed statements, so each is prepared (and
+    /// authorized) once per connection, not per request.
+    static func fetch(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> [SQLRow] {
+        try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: arguments).map(row)
+    }
+
+    /// Through GRDB's initializer over optional existentials: its initializer over a sequence of
+    /// concrete values maps them with a key path, which an unspecialised generic call runs slowly
+    /// (3 % of the server's samples in the profile, docs/server.md "Throughput").
+    static func arguments(_ values: [SQLValue]) -> StatementArguments {
+        StatementArguments(values.map { databaseValue($0) as (any DatabaseValueConvertible)? })
+    }
+
+    static func databaseValue(_ value: SQLValue) -> DatabaseValue {
+        switch value {
+        case .null: .null
+        case .integer(let number): number.databaseValue
+        case .text(let text): text.databaseValue
+        case .blob(let bytes): Data(bytes).databaseValue
+        }
+    }
+
+    static func row(_ row: Row) -> SQLRow {
+        var columns: [String: SQLValue] = [:]
+        for (name, value) in row {
+            let converted: SQLValue =
+                switch value.storage {
+                case .null: .null
+                case .int64(let number): .integer(number)
+                case .double(let number): .integer(Int64(number))
+                case .string(let text): .text(text)
+                case .blob(let data): .blob(Array(data))
+                }
+            columns[name.lowercased()] = converted
+        }
+        return SQLRow(columns)
+    }
+}
