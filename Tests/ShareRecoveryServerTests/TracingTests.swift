@@ -87,6 +87,21 @@ extension SpanAttributes {
         }
     }
 
+    @Test("every span gets an id of its own, and every span without a parent a trace of its own")
+    func identifiersAreDistinct() {
+        let finished = Locked<[FinishedSpan]>([])
+        let tracer = TraceContextTracer { span in finished.withLock { $0.append(span) } }
+        let count = 10_000
+        for index in 0..<count {
+            tracer.startSpan("span \(index)", context: .topLevel, ofKind: .internal, at: DefaultTracerClock.now).end()
+        }
+        let spans = finished.withLock { $0 }
+        #expect(spans.count == count)
+        #expect(Set(spans.map(\.spanID)).count == count)
+        #expect(Set(spans.map(\.traceID)).count == count)
+        #expect(!spans.contains { $0.spanID == String(repeating: "0", count: 16) || $0.traceID == String(repeating: "0", count: 32) })
+    }
+
     @Test("a ShareRecoveryHTTP client call is a client span of the caller's trace and sends its traceparent")
     func clientLibraryPropagates() async throws {
         let recorder = SpanRecorder()

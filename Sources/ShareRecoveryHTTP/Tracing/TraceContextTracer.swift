@@ -43,7 +43,7 @@ public struct TraceContextTracer: Tracer {
         var spanContext = context()
         let parent = spanContext[TraceContextKey.self]
         let own = TraceContext(
-            traceID: parent?.traceID ?? .random(), spanID: .random(),
+            traceID: parent?.traceID ?? TraceIdentifiers.traceID(), spanID: TraceIdentifiers.spanID(),
             flags: parent?.flags ?? (onEnd == nil ? [] : .sampled), state: parent?.state ?? TraceState())
         spanContext[TraceContextKey.self] = own
         return TraceContextSpan(

@@ -39,6 +39,9 @@ package struct AuditRow: Sendable, Equatable {
 /// requestId ‖ detail`, each text as its UTF-8 bytes after a 4-byte big-endian length. The lengths
 /// make the encoding injective: no two rows encode alike.
 package enum AuditChain {
+    /// The lock one appender holds at a time (``SQLTransaction/lock(_:)``), so the chain never forks.
+    static let lockKey = "audit chain"
+
     /// The previous hash of the first row.
     package static let genesis = [UInt8](repeating: 0, count: SHA256.outputCount)
     static let magic = Array("SRAU".utf8) + [0x01]

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Prometheus
+import ShareCrypto
 
 /// What an on-call engineer reads from `/metrics`: requests per route and status with their latency,
 /// the protocol sessions and one-time-code attempts by outcome, and the database's use. Prometheus
@@ -29,16 +30,41 @@ final class ServerMetrics: Sendable {
     /// Transactions and reads running now: with PostgreSQL, the connections of the pool in use.
     let databaseInFlight: Meter
 
+    /// The two metrics of each route, method and status seen, made once: making them looks them up in
+    /// the registry under its lock and sorts their labels, a cost every request paid in the profile
+    /// (docs/server.md, "Throughput").
+    private let requestMetrics = Locked<[RequestSeries: (CoreMetrics.Counter, CoreMetrics.Timer)]>([:])
+
+    private struct RequestSeries: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    /// The methods a series may name; any other is `other`, so a client inventing methods cannot add
+    /// series without bound.
+    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"]
+
     /// The exposition of every metric, `text/plain; version=0.0.4`.
     func exposition() -> [UInt8] { registry.emitToBuffer() }
 
     /// One answered request: `http_server_requests_total` and `http_server_request_duration_seconds`,
     /// by route template (never the concrete path, which would name users), method and status.
     func request(route: String, method: String, status: Int, nanoseconds: UInt64) {
-        let dimensions = [("route", route), ("method", method), ("status", String(status))]
-        Counter(label: "http_server_requests_total", dimensions: dimensions, factory: factory).increment()
-        Timer(label: "http_server_request_duration_seconds", dimensions: dimensions, factory: factory)
-            .recordNanoseconds(Int64(clamping: nanoseconds))
+        let series = RequestSeries(route: route, method: Self.methods.contains(method) ? method : "other", status: status)
+        let factory = self.factory
+        let (counter, timer) = requestMetrics.withLock { made in
+            if let both = made[series] { return both }
+            let dimensions = [("route", series.route), ("method", series.method), ("status", String(series.status))]
+            let both = (
+                Counter(label: "http_server_requests_total", dimensions: dimensions, factory: factory),
+                Timer(label: "http_server_request_duration_seconds", dimensions: dimensions, factory: factory)
+            )
+            made[series] = both
+            return both
+        }
+        counter.increment()
+        timer.recordNanoseconds(Int64(clamping: nanoseconds))
     }
 
     /// A protocol session's step: `share_recovery_sessions_total{protocol, event, reason}`, where

@@ -6,6 +6,7 @@
 package import Logging
 import NIOSSL
 import PostgresNIO
+import ShareCrypto
 import ShareRecovery
 
 /// ``ServerStorage`` on PostgreSQL through a postgres-nio `PostgresClient` (a connection pool).
@@ -183,8 +184,20 @@ private struct PostgresTransaction: SQLTransaction {
         }
     }
 
+    /// Statements already numbered: the server runs a few dozen fixed texts, and numbering one anew
+    /// for every query was 2 % of a cipherText GET's CPU (docs/server.md, "Throughput"). Bounded, in
+    /// case some text were ever built from data.
+    private static let numbered = Locked<[String: String]>([:])
+
     /// `?` → `$1`, `$2`, … (the statements never contain a literal `?`).
     private static func numberedPlaceholders(_ sql: String) -> String {
+        if let known = numbered.withLock({ $0[sql] }) { return known }
+        let text = numbering(sql)
+        numbered.withLock { if $0.count < 1_024 { $0[sql] = text } }
+        return text
+    }
+
+    private static func numbering(_ sql: String) -> String {
         var out = ""
         var number = 0
         for character in sql {

@@ -13,7 +13,7 @@ extension ServerStorage {
         // Counted by /metrics when (and only if) the transaction commits.
         CommittedEvents.current?.append(events)
         // One appender at a time across processes, so the chain never forks (SQLite: already serial).
-        try await transaction.lock("audit chain")
+        try await transaction.lock(AuditChain.lockKey)
         let head = try await transaction.query("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").first
         var sequence = try head?.integer("seq") ?? 0
         var previous = try head?.blob("hash") ?? AuditChain.genesis
