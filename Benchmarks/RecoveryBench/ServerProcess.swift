@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Foundation
 import ShareCrypto
 
@@ -64,7 +67,7 @@ struct ServerProcess {
         // sanitized build takes a while to get there.
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
-            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            let text = FileText.read(output) ?? ""
             if let range = text.range(of: #""port":"#) {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 if let port = Int(digits) {
@@ -72,7 +75,7 @@ struct ServerProcess {
                 }
             }
             guard process.isRunning else {
-                let reason = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                let reason = FileText.read(log) ?? ""
                 throw BenchError("share-recovery serve exited with \(process.terminationStatus) before listening: \(reason)")
             }
             usleep(50_000)
@@ -89,7 +92,7 @@ struct ServerProcess {
         process.terminate()
         process.waitUntilExit()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let reason = (try? String(contentsOfFile: directory + "/serve.err", encoding: .utf8)) ?? ""
+            let reason = FileText.read(directory + "/serve.err") ?? ""
             throw BenchError("share-recovery serve did not exit 0 on SIGTERM (\(process.terminationStatus)): \(reason)")
         }
     }
@@ -106,13 +109,30 @@ enum CPUTime {
     static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
     static func seconds(of pid: Int32) -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
+        guard let text = FileText.read("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")")
         else { return 0 }
         // After the command name: state, ppid, … with utime and stime the 12th and 13th fields.
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / ticksPerSecond
+    }
+}
+
+/// A file's text, read with `read(2)` until its end. Foundation's `String(contentsOfFile:)` leaks its
+/// buffer when the file is empty (AddressSanitizer's leak check caught it on `serve.out` before the
+/// server wrote to it), and the server's output is polled while it is.
+enum FileText {
+    static func read(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+            bytes += chunk[0..<count]
+        }
     }
 }
 
