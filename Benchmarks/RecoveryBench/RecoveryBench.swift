@@ -185,14 +185,15 @@ struct Bench {
         // The sessions' CPU floor starts from their cryptography, timed here (the server rows run also
         // alone, with --server-only).
         let count = OperationCounts.serverSession
+        let work = floorWork(count, curve: .secp256k1)
         var crypto = Timer.measure("floor secp256k1", "recovery session's cryptography, both parties", iterations: n(2_000, 200)) {
-            floorWork(count, curve: .secp256k1)()
+            work()
         }
         crypto.note = count.summary
         add(crypto)
         var load = ServerLoad(quick: quick, random: random, sessionCryptoNs: Double(crypto.medianNs))
         load.only = serverWorkload
-        for m in try await load.run(database: "sqlite", label: "SQLite") { add(m) }
+        for m in try await load.run(postgresURL: nil) { add(m) }
         let environment = ProcessInfo.processInfo.environment
         let candidates = [environment["SHARE_RECOVERY_BENCH_POSTGRES_URL"], environment["SHARE_RECOVERY_TEST_POSTGRES_URL"]]
         guard let url = candidates.compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
@@ -204,7 +205,7 @@ struct Bench {
         // the bench's deterministic stream would give every run (an ASan and a TSan pass on one
         // database, say) the same name, and a DKG never replaces a wallet a previous run created.
         let schema = "bench_" + Hex.encode(SystemRandom().bytes(count: 6))
-        for m in try await load.run(database: url + (url.contains("?") ? "&" : "?") + "schema=" + schema, label: "PostgreSQL") {
+        for m in try await load.run(postgresURL: url + (url.contains("?") ? "&" : "?") + "schema=" + schema) {
             add(m)
         }
     }

@@ -48,9 +48,9 @@ package final class SQLiteStorage: ServerStorage {
     package func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
     ) async throws -> Result {
-        let writer = self.writer
-        // An unstructured task: the caller's cancellation must not stop us between BEGIN and COMMIT/ROLLBACK.
-        return try await Task { try await writer.run(body) }.value
+        // The body runs in the group's own task, so the caller's cancellation cannot stop it between
+        // BEGIN and COMMIT/ROLLBACK.
+        try await writer.run(body)
     }
 
     package func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result)
