@@ -367,6 +367,42 @@ struct AuditTrailTests {
         }
     }
 
+    @Test("an append after the newest row was deleted links to the deleted row, so the gap shows", arguments: TestBackend.available)
+    func appendAfterDeletedHead(backend: TestBackend) async throws {
+        try await Self.withChain(backend, rows: 4) { storage, rows in
+            _ = try await storage.transaction { transaction in try await transaction.query("DELETE FROM audit_events WHERE seq = 4", []) }
+            try await storage.recordAudit(AuditEvent(.custodianSharesServed, account: "late", requestId: "r5", at: 2_000))
+            let error = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage) }
+            // Row 4 is gone and row 5 follows it: a gap, named at the first missing row.
+            #expect(error?.code == .rowsMissing && error?.sequence == 4, "\(String(describing: error))")
+            let appended = try await storage.auditChain(after: 4, limit: 10)
+            #expect(appended.map(\.sequence) == [5] && appended.first?.previousHash == rows[3].hash)
+        }
+    }
+
+    @Test("the chain's head is seeded from the newest row when a database that has rows is migrated", arguments: TestBackend.available)
+    func headSeededFromNewestRow(backend: TestBackend) async throws {
+        try await Self.withChain(backend, rows: 3) { storage, rows in
+            // The database as a server before the head's migration left it: rows, no head.
+            let version = Int64(try #require(Migrations.all.firstIndex(of: Migrations.auditHead)) + 1)
+            try await storage.transaction { transaction in
+                try await transaction.query("DROP TABLE audit_head", [])
+                if storage.dialect == .postgres {
+                    try await transaction.query("DROP TABLE audit_pending", [])
+                    try await transaction.query("DROP FUNCTION audit_chain_append()", [])
+                } else {
+                    try await transaction.query("DROP TRIGGER audit_events_head", [])
+                }
+                try await transaction.query("DELETE FROM schema_migrations WHERE version = ?", [.integer(version)])
+            }
+            try await storage.migrate()
+            try await storage.recordAudit(AuditEvent(.custodianSharesServed, account: "next", requestId: "r4", at: 2_000))
+            let chain = try await storage.auditChain(after: 0, limit: 10)
+            #expect(chain.count == 4 && chain[3].previousHash == rows[2].hash)
+            #expect(try await AuditTrail.verify(storage).count == 4)
+        }
+    }
+
     @Test("an intact chain verifies, with or without its anchors; a rewritten one fails its anchor", arguments: TestBackend.available)
     func anchors(backend: TestBackend) async throws {
         try await Self.withChain(backend, rows: 6) { storage, rows in

@@ -39,9 +39,6 @@ package struct AuditRow: Sendable, Equatable {
 /// requestId ‖ detail`, each text as its UTF-8 bytes after a 4-byte big-endian length. The lengths
 /// make the encoding injective: no two rows encode alike.
 package enum AuditChain {
-    /// The lock one appender holds at a time (``SQLTransaction/lock(_:)``), so the chain never forks.
-    static let lockKey = "audit chain"
-
     /// The previous hash of the first row.
     package static let genesis = [UInt8](repeating: 0, count: SHA256.outputCount)
     static let magic = Array("SRAU".utf8) + [0x01]
@@ -64,8 +61,12 @@ package enum AuditChain {
     static func hash(previous: [UInt8], at: Int64, account: String, event: String, requestId: String, detail: String)
         -> [UInt8]
     {
-        SHA256.hash(previous + encoding(at: at, account: account, event: event, requestId: requestId, detail: detail))
+        link(previous: previous, encoding: encoding(at: at, account: account, event: event, requestId: requestId, detail: detail))
     }
+
+    /// The hash of a row from its previous hash and its ``encoding(at:account:event:requestId:detail:)``
+    /// (PostgreSQL's trigger computes the same with `sha256(previous || encoding)`).
+    static func link(previous: [UInt8], encoding: [UInt8]) -> [UInt8] { SHA256.hash(previous + encoding) }
 
     /// The hash a stored row should carry, from its own fields and previous hash.
     static func expectedHash(of row: AuditRow) -> [UInt8] {

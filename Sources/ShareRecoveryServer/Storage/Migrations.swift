@@ -1,6 +1,8 @@
 /// The schema, in order. A migration is never edited once released: add a new one instead.
 enum Migrations {
-    /// Each migration's statements, with `{int}` and `{blob}` standing for the dialect's column types.
+    /// Each migration's statements, with `{int}` and `{blob}` standing for the dialect's column types
+    /// and `{genesis}` for the audit chain's first previous hash (32 zero bytes) as a literal. A
+    /// statement that begins with `{postgres}` or `{sqlite}` runs on that dialect only.
     static let all: [[String]] = [
         [
             // Long-lived server secrets (the custodian's X25519 key), encrypted under the master key.
@@ -168,13 +170,22 @@ enum Migrations {
             """,
         ],
         walletDevices,
+        auditHead,
     ]
 
     /// The statements of a migration in a dialect.
     static func statements(_ migration: [String], dialect: SQLDialect) -> [String] {
-        let (int, blob) = dialect == .sqlite ? ("INTEGER", "BLOB") : ("BIGINT", "BYTEA")
-        return migration.map {
-            $0.replacingOccurrences(of: "{int}", with: int).replacingOccurrences(of: "{blob}", with: blob)
+        let (int, blob, genesis) =
+            dialect == .sqlite
+            ? ("INTEGER", "BLOB", "zeroblob(32)") : ("BIGINT", "BYTEA", "decode(repeat('00', 32), 'hex')")
+        return migration.compactMap { statement in
+            var statement = Substring(statement)
+            for (marker, only) in [("{postgres}", SQLDialect.postgres), ("{sqlite}", .sqlite)] where statement.hasPrefix(marker) {
+                guard dialect == only else { return nil }
+                statement = statement.dropFirst(marker.count)
+            }
+            return String(statement).replacingOccurrences(of: "{int}", with: int)
+                .replacingOccurrences(of: "{blob}", with: blob).replacingOccurrences(of: "{genesis}", with: genesis)
         }
     }
 

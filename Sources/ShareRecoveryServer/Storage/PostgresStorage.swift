@@ -146,6 +146,7 @@ package final class PostgresStorage: ServerStorage {
 
 /// The statements of a PostgreSQL transaction on one leased connection.
 private struct PostgresTransaction: SQLTransaction {
+    let dialect = SQLDialect.postgres
     let connection: PostgresConnection
     let logger: Logger
 

@@ -41,6 +41,7 @@ struct SQLiteGroupTransactions: GroupTransactions {
 /// - a read's on a reader connection: a WAL reader never waits for the writer, and the pool has more
 ///   reader connections than the cooperative pool has threads to ask for them at once.
 struct SQLiteStatements: SQLTransaction {
+    let dialect = SQLDialect.sqlite
     let pool: DatabasePool
     /// On a reader connection (``ServerStorage/read(_:)``), else on the writer.
     var readOnly = false

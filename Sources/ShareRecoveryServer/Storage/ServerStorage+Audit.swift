@@ -5,33 +5,52 @@ import ShareRecovery
 /// transaction of the change it records.
 extension ServerStorage {
     /// Appends `events` at the end of the chain, inside the caller's transaction, so they commit or roll
-    /// back with the change they record. Takes the chain's lock (until the transaction ends): call it
-    /// as the transaction's last step, so the lock is held briefly and after every other lock (no
-    /// lock-order cycle with the row locks of other transactions).
+    /// back with the change they record. Each continues from the chain's head (`audit_head`, one row),
+    /// never from whatever row happens to be newest (Migrations+AuditHead.swift).
+    ///
+    /// - SQLite (one writer, statements in process): the head's read, then the row's insert, which a
+    ///   trigger copies into the head.
+    /// - PostgreSQL: the events go to `audit_pending`, and a deferred trigger moves the head and writes
+    ///   the rows during `COMMIT` (Migrations+AuditHead.swift), so the head's lock is not held across a
+    ///   round trip.
+    ///
+    /// Call it as the transaction's last step: the head's lock is then taken after every other lock,
+    /// so it cannot close a lock-order cycle.
     static func appendAudit(_ events: [AuditEvent], in transaction: any SQLTransaction) async throws {
         guard !events.isEmpty else { return }
         // Counted by /metrics when (and only if) the transaction commits.
         CommittedEvents.current?.append(events)
-        // One appender at a time across processes, so the chain never forks (SQLite: already serial).
-        try await transaction.lock(AuditChain.lockKey)
-        let head = try await transaction.query("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1").first
-        var sequence = try head?.integer("seq") ?? 0
-        var previous = try head?.blob("hash") ?? AuditChain.genesis
         for event in events {
-            sequence += 1
             let detail = event.detail.json
-            let hash = AuditChain.hash(
-                previous: previous, at: event.at, account: event.account, event: event.kind.rawValue,
-                requestId: event.requestId, detail: detail)
-            try await transaction.query(
-                """
-                INSERT INTO audit_events (seq, at, account, event, request_id, detail, previous_hash, hash)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                .integer(sequence), .integer(event.at), .text(event.account), .text(event.kind.rawValue),
-                .text(event.requestId), .text(detail), .blob(previous), .blob(hash))
-            previous = hash
+            let encoding = AuditChain.encoding(
+                at: event.at, account: event.account, event: event.kind.rawValue, requestId: event.requestId, detail: detail)
+            let fields: [SQLValue] = [
+                .integer(event.at), .text(event.account), .text(event.kind.rawValue), .text(event.requestId), .text(detail),
+            ]
+            switch transaction.dialect {
+            case .postgres:
+                try await transaction.query(
+                    "INSERT INTO audit_pending (at, account, event, request_id, detail, encoding) VALUES (?, ?, ?, ?, ?, ?)",
+                    fields + [.blob(encoding)])
+            case .sqlite:
+                guard
+                    let head = try await transaction.query("SELECT seq, hash FROM audit_head WHERE id = 1").first
+                else { throw Self.noChainHead }
+                let previous = try head.blob("hash")
+                try await transaction.query(
+                    """
+                    INSERT INTO audit_events (seq, at, account, event, request_id, detail, previous_hash, hash)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [.integer(try head.integer("seq") + 1)] + fields
+                        + [.blob(previous), .blob(AuditChain.link(previous: previous, encoding: encoding))])
+            }
         }
+    }
+
+    /// The head row is written by the migration that creates it; a database without it was not migrated.
+    private static var noChainHead: ShareRecoveryError {
+        ShareRecoveryError(.storageFailure, "the audit chain has no head row (audit_head): the database's migrations did not run")
     }
 
     /// Appends events that go with no other change (a failure after its change rolled back), in a

@@ -52,6 +52,9 @@ package struct SQLRow: Sendable {
 
 /// The statements of one open transaction. Every multi-row change of the server runs inside one.
 package protocol SQLTransaction: Sendable {
+    /// The backend's SQL dialect, for the few statements written per dialect.
+    var dialect: SQLDialect { get }
+
     /// Runs one statement with `?` placeholders and returns its rows (empty for statements without `RETURNING`).
     @discardableResult
     func query(_ sql: String, _ values: [SQLValue]) async throws -> [SQLRow]
@@ -68,8 +71,9 @@ extension SQLTransaction {
     }
 }
 
-/// Which SQL the backend speaks, where the two differ (schema types only: the statements themselves are
-/// written in the common subset of SQLite ≥ 3.35 and PostgreSQL ≥ 12: `ON CONFLICT`, `RETURNING`).
+/// Which SQL the backend speaks, where the two differ: schema types, and the audit chain's append
+/// (ServerStorage+Audit.swift). Every other statement is written in the common subset of SQLite ≥ 3.35
+/// and PostgreSQL ≥ 12 (`ON CONFLICT`, `RETURNING`).
 package enum SQLDialect: Sendable {
     case sqlite
     case postgres
