@@ -57,8 +57,11 @@ struct SQLiteStatements: SQLTransaction {
     private static func run(_ sql: String, _ arguments: StatementArguments, on pool: DatabasePool, readOnly: Bool) throws
         -> [SQLRow]
     {
+        // A read is one statement outside a transaction (``ServerStorage/read(_:)``): `unsafeRead` runs it
+        // as SQLite's own implicit read transaction, where `read` would wrap it in BEGIN … COMMIT, two
+        // more statements for the one.
         readOnly
-            ? try pool.read { db in try fetch(db, sql, arguments) }
+            ? try pool.unsafeRead { db in try fetch(db, sql, arguments) }
             : try pool.writeWithoutTransaction { db in try fetch(db, sql, arguments) }
     }
 
