@@ -119,6 +119,11 @@ struct AuditTrailTests {
             let read = try await world.send(.GET, path, headers: world.bearer(recover))
             #expect(read.status == 200)
             try await audit.appended([.cipherTextRead], by: read, account: alice)
+            // A method without a cipherText: nothing served, nothing recorded.
+            let missing = try await world.send(
+                .GET, "/users/\(alice)/user-backup-share?backupMethod=\(BackupMethod.passkey.apiName)", headers: world.bearer(recover))
+            #expect(missing.status == 404)
+            try await audit.appended([], by: missing, account: alice)
             let recoveryOpen = try await client.openResponse(purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
             try #require(recoveryOpen.status == 201)
             let recovery = try client.opened(recoveryOpen, ownShare: backup.newShare)

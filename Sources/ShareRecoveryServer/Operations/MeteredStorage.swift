@@ -19,12 +19,23 @@ struct MeteredStorage: ServerStorage {
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result)
         async throws -> Result
     {
+        try await counted { try await base.transaction(body) }
+    }
+
+    func statementTransaction<Result: Sendable>(
+        _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await counted { try await base.statementTransaction(body) }
+    }
+
+    /// A transaction's span, its in-flight count, and its audit events counted once it commits.
+    private func counted<Result: Sendable>(_ run: () async throws -> Result) async throws -> Result {
         try await withSpan("storage.transaction", ofKind: .client) { span in
             metrics.databaseInFlight.increment()
             defer { metrics.databaseInFlight.decrement() }
             if span.isRecording { span.attributes["db.system.name"] = databaseSystem }
             let appended = CommittedEvents()
-            let result = try await CommittedEvents.$current.withValue(appended) { try await base.transaction(body) }
+            let result = try await CommittedEvents.$current.withValue(appended) { try await run() }
             // Reached only when the transaction committed.
             let committed = appended.all
             metrics.committed(committed)

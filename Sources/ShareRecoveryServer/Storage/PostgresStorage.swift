@@ -64,26 +64,45 @@ package final class PostgresStorage: ServerStorage {
     package func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
     ) async throws -> Result {
-        let client = self.client
         let logger = self.logger
-        // An unstructured task: the caller's cancellation must not stop us between BEGIN and COMMIT/ROLLBACK.
+        return try await retrying { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                let transaction = PostgresTransaction(connection: connection, logger: logger)
+                let result = try await body(transaction)
+                // The request's Idempotency-Key is marked used in the commit of its change.
+                try await IdempotencyClaim.current?.markApplied(in: transaction)
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    package func statementTransaction<Result: Sendable>(
+        _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
+    ) async throws -> Result {
+        // A request's Idempotency-Key is marked used in the commit of its change: a second statement.
+        guard IdempotencyClaim.current == nil else { return try await transaction(body) }
+        let logger = self.logger
+        return try await retrying { connection in try await body(PostgresTransaction(connection: connection, logger: logger)) }
+    }
+
+    /// Runs `operation` on a leased connection, again (up to five times) after a serialisation failure
+    /// or deadlock, in an unstructured task: the caller's cancellation must not stop it between `BEGIN`
+    /// and `COMMIT`/`ROLLBACK`.
+    private func retrying<Result: Sendable>(
+        _ operation: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let client = self.client
         return try await Task {
             var attempt = 0
             while true {
                 do {
                     return try await client.withConnection { (connection: PostgresConnection) async throws -> Result in
-                        try await connection.query("BEGIN", logger: logger)
-                        do {
-                            let transaction = PostgresTransaction(connection: connection, logger: logger)
-                            let result = try await body(transaction)
-                            // The request's Idempotency-Key is marked used in the commit of its change.
-                            try await IdempotencyClaim.current?.markApplied(in: transaction)
-                            try await connection.query("COMMIT", logger: logger)
-                            return result
-                        } catch {
-                            _ = try? await connection.query("ROLLBACK", logger: logger)
-                            throw error
-                        }
+                        try await operation(connection)
                     }
                 } catch let error as PSQLError where attempt < 5 && Self.isRetryable(error) {
                     attempt += 1

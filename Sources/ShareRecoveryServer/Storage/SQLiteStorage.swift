@@ -53,6 +53,12 @@ package final class SQLiteStorage: ServerStorage {
         try await writer.run(body)
     }
 
+    package func statementTransaction<Result: Sendable>(
+        _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await transaction(body)
+    }
+
     package func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result)
         async throws
         -> Result

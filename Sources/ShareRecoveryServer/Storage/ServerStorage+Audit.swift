@@ -21,12 +21,7 @@ extension ServerStorage {
         // Counted by /metrics when (and only if) the transaction commits.
         CommittedEvents.current?.append(events)
         for event in events {
-            let detail = event.detail.json
-            let encoding = AuditChain.encoding(
-                at: event.at, account: event.account, event: event.kind.rawValue, requestId: event.requestId, detail: detail)
-            let fields: [SQLValue] = [
-                .integer(event.at), .text(event.account), .text(event.kind.rawValue), .text(event.requestId), .text(detail),
-            ]
+            let (fields, encoding) = auditValues(event)
             switch transaction.dialect {
             case .postgres:
                 try await transaction.query(
@@ -46,6 +41,14 @@ extension ServerStorage {
                         + [.blob(previous), .blob(AuditChain.link(previous: previous, encoding: encoding))])
             }
         }
+    }
+
+    /// A row's fields as bound (`at`, `account`, `event`, `request_id`, `detail`), and its chain encoding.
+    static func auditValues(_ event: AuditEvent) -> (fields: [SQLValue], encoding: [UInt8]) {
+        let detail = event.detail.json
+        let encoding = AuditChain.encoding(
+            at: event.at, account: event.account, event: event.kind.rawValue, requestId: event.requestId, detail: detail)
+        return ([.integer(event.at), .text(event.account), .text(event.kind.rawValue), .text(event.requestId), .text(detail)], encoding)
     }
 
     /// The head row is written by the migration that creates it; a database without it was not migrated.

@@ -99,6 +99,14 @@ package protocol ServerStorage: Sendable {
         async throws
         -> Result
 
+    /// Runs `body`, which issues exactly one statement, as that statement's own transaction: committed
+    /// when it returns. On PostgreSQL the statement runs alone, without the `BEGIN` and `COMMIT` round
+    /// trips of ``transaction(_:)`` (a statement outside a transaction is one, its deferred triggers
+    /// included); on SQLite it is a transaction like any other.
+    func statementTransaction<Result: Sendable>(
+        _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
+    ) async throws -> Result
+
     /// Runs read-only statements outside a transaction (each statement sees committed data; on SQLite they
     /// run on reader connections, concurrently with the writer). For lookups of one statement.
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws
