@@ -8,9 +8,10 @@ extension Migrations {
     /// head. On PostgreSQL the append waits for the commit: a transaction inserts its events into
     /// `audit_pending`, and a deferred constraint trigger moves the head (an `UPDATE … RETURNING` that
     /// computes the hash and locks the row until the transaction ends, so appenders on several servers
-    /// queue there and never fork the chain) and writes the chain's rows while `COMMIT` runs. The head's lock is then held for the commit alone, never across a round trip
-    /// to the server; held across two, it capped every audited request of every server at one lock
-    /// holder per two round trips (docs/server.md, "Throughput").
+    /// queue there and never fork the chain) and writes the chain's rows while `COMMIT` runs. The
+    /// head's lock is then held for the commit alone, never across a round trip to the server: held
+    /// across round trips, it capped the audited requests of all servers together at one per lock
+    /// holding (docs/server.md, "Throughput").
     static let auditHead: [String] = [
         """
         CREATE TABLE audit_head (

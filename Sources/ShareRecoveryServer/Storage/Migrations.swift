@@ -177,7 +177,8 @@ enum Migrations {
     static func statements(_ migration: [String], dialect: SQLDialect) -> [String] {
         let (int, blob, genesis) =
             dialect == .sqlite
-            ? ("INTEGER", "BLOB", "zeroblob(32)") : ("BIGINT", "BYTEA", "decode(repeat('00', 32), 'hex')")
+            ? ("INTEGER", "BLOB", "zeroblob(\(AuditChain.genesis.count))")
+            : ("BIGINT", "BYTEA", "decode(repeat('00', \(AuditChain.genesis.count)), 'hex')")
         return migration.compactMap { statement in
             var statement = Substring(statement)
             for (marker, only) in [("{postgres}", SQLDialect.postgres), ("{sqlite}", .sqlite)] where statement.hasPrefix(marker) {

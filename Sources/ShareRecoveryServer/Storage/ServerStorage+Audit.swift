@@ -24,9 +24,7 @@ extension ServerStorage {
             let (fields, encoding) = auditValues(event)
             switch transaction.dialect {
             case .postgres:
-                try await transaction.query(
-                    "INSERT INTO audit_pending (at, account, event, request_id, detail, encoding) VALUES (?, ?, ?, ?, ?, ?)",
-                    fields + [.blob(encoding)])
+                try await transaction.query("\(pendingInsert) VALUES (?, ?, ?, ?, ?, ?)", fields + [.blob(encoding)])
             case .sqlite:
                 guard
                     let head = try await transaction.query("SELECT seq, hash FROM audit_head WHERE id = 1").first
@@ -42,6 +40,10 @@ extension ServerStorage {
             }
         }
     }
+
+    /// PostgreSQL's pending audit row, its columns in the order of ``auditValues(_:)``'s fields and then
+    /// the encoding; completed by `VALUES` or a `SELECT`.
+    static var pendingInsert: String { "INSERT INTO audit_pending (at, account, event, request_id, detail, encoding)" }
 
     /// A row's fields as bound (`at`, `account`, `event`, `request_id`, `detail`), and its chain encoding.
     static func auditValues(_ event: AuditEvent) -> (fields: [SQLValue], encoding: [UInt8]) {

@@ -53,10 +53,7 @@ extension ServerStorage {
                 let text = try await transaction.query(
                     """
                     WITH found AS (SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?),
-                    pending AS (
-                        INSERT INTO audit_pending (at, account, event, request_id, detail, encoding)
-                        SELECT ?, ?, ?, ?, ?, ? FROM found
-                    )
+                    pending AS (\(Self.pendingInsert) SELECT ?, ?, ?, ?, ?, ? FROM found)
                     SELECT cipher_text FROM found
                     """, [.text(userId), .text(method.name)] + fields + [.blob(encoding)]
                 ).first?.text("cipher_text")

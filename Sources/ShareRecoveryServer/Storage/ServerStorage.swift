@@ -71,8 +71,8 @@ extension SQLTransaction {
     }
 }
 
-/// Which SQL the backend speaks, where the two differ: schema types, and the audit chain's append
-/// (ServerStorage+Audit.swift). Every other statement is written in the common subset of SQLite ≥ 3.35
+/// Which SQL the backend speaks, where the two differ: schema types, the audit chain's append
+/// (ServerStorage+Audit.swift) and PostgreSQL's one-statement cipherText GET. Every other statement is written in the common subset of SQLite ≥ 3.35
 /// and PostgreSQL ≥ 12 (`ON CONFLICT`, `RETURNING`).
 package enum SQLDialect: Sendable {
     case sqlite
