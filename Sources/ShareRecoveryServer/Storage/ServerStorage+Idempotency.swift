@@ -58,13 +58,19 @@ extension ServerStorage {
     func reserveIdempotencyKey(
         scope: String, key: String, fingerprint: [UInt8], owner: String, now: Int64, leaseUntil: Int64
     ) async throws -> IdempotencyReservation {
-        let lock = forUpdate
-        return try await transaction { transaction -> IdempotencyReservation in
-            let inserted = try await transaction.query(
+        // A fresh key, the common case, is one statement committed on its own; a key seen before is
+        // looked at under its row's lock.
+        let claim = { @Sendable (transaction: any SQLTransaction) in
+            try await transaction.query(
                 """
                 INSERT INTO idempotency_keys (scope, idempotency_key, fingerprint, owner, state, lease_until, expires_at)
                 VALUES (?, ?, ?, ?, 'started', ?, ?) ON CONFLICT (scope, idempotency_key) DO NOTHING RETURNING owner
                 """, .text(scope), .text(key), .blob(fingerprint), .text(owner), .integer(leaseUntil), .integer(leaseUntil))
+        }
+        if try await !statementTransaction({ try await claim($0) }).isEmpty { return .proceed }
+        let lock = forUpdate
+        return try await transaction { transaction -> IdempotencyReservation in
+            let inserted = try await claim(transaction)
             if !inserted.isEmpty { return .proceed }
             guard
                 let row = try await transaction.query(
@@ -107,28 +113,28 @@ extension ServerStorage {
     func finishIdempotencyKey(
         _ claim: IdempotencyClaim, status: Int, contentType: String?, sealedBody: [UInt8]
     ) async throws {
-        try await transaction { transaction -> Void in
-            let kept = try await transaction.query(
+        // Two statements, each committed on its own: the second only touches a row still this
+        // request's, which only this request changes.
+        let kept = try await statementTransaction { transaction in
+            try await transaction.query(
                 """
                 UPDATE idempotency_keys SET state = 'done', status = ?, content_type = ?, sealed_body = ?, expires_at = ?
                 WHERE scope = ? AND idempotency_key = ? AND owner = ? AND state = 'applied' RETURNING owner
                 """, .integer(Int64(status)), contentType.map(SQLValue.text) ?? .null, .blob(sealedBody),
                 .integer(claim.keepUntil), .text(claim.scope), .text(claim.key), .text(claim.owner))
-            // Not applied: nothing changed, so nothing is worth keeping.
-            if kept.isEmpty { try await Self.release(claim, in: transaction) }
         }
+        // Not applied: nothing changed, so nothing is worth keeping.
+        if kept.isEmpty { try await releaseIdempotencyKey(claim) }
     }
 
     /// Frees a key whatever its request did: for a request that failed before any answer (malformed
     /// HTTP), and for a rate-limited one, whose only write was its counter (keeping such answers
     /// would let a client grow the table at the rate it can send). A repeat runs afresh.
     func releaseIdempotencyKey(_ claim: IdempotencyClaim) async throws {
-        try await transaction { transaction -> Void in try await Self.release(claim, in: transaction) }
-    }
-
-    private static func release(_ claim: IdempotencyClaim, in transaction: any SQLTransaction) async throws {
-        try await transaction.query(
-            "DELETE FROM idempotency_keys WHERE scope = ? AND idempotency_key = ? AND owner = ?",
-            .text(claim.scope), .text(claim.key), .text(claim.owner))
+        try await statementTransaction { transaction -> Void in
+            try await transaction.query(
+                "DELETE FROM idempotency_keys WHERE scope = ? AND idempotency_key = ? AND owner = ?",
+                .text(claim.scope), .text(claim.key), .text(claim.owner))
+        }
     }
 }
