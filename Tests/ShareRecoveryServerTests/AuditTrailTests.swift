@@ -601,18 +601,7 @@ struct AuditTrailTests {
     static func withChain(_ backend: TestBackend, rows count: Int, _ body: (any ServerStorage, [AuditRow]) async throws -> Void)
         async throws
     {
-        let directory = TestWorld.makeDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let storage: any ServerStorage
-        switch TestWorld.freshDatabase(backend, directory: directory) {
-        case .sqlite(let path): storage = try SQLiteStorage(path: path)
-        case .postgres(let url):
-            var logger = Logger(label: "audit-tests")
-            logger.logLevel = .critical
-            storage = PostgresStorage(location: try PostgresLocation(url: url), logger: logger)
-        }
-        do {
-            try await storage.migrate()
+        try await TestWorld.withStorage(backend) { storage in
             for index in 1...count {
                 var detail = AuditEvent.Detail()
                 detail.count = index
@@ -622,10 +611,6 @@ struct AuditTrailTests {
             let rows = try await storage.auditChain(after: 0, limit: 100)
             try #require(rows.count == count)
             try await body(storage, rows)
-            await storage.close()
-        } catch {
-            await storage.close()
-            throw error
         }
     }
 }

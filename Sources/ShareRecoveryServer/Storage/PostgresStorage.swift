@@ -22,6 +22,9 @@ package final class PostgresStorage: ServerStorage {
     private let schema: String?
     private let logger: Logger
     private let location: PostgresLocation
+    /// Whether statements are prepared once per connection (``PostgresTransaction``): only once the
+    /// schema is migrated, so that a statement is never prepared against tables about to change.
+    private let prepares = Locked(false)
 
     /// Connects lazily (the pool opens connections on demand).
     /// - Parameters:
@@ -59,16 +62,17 @@ package final class PostgresStorage: ServerStorage {
             }
             try await Migrations.apply(in: transaction, dialect: .postgres)
         }
+        prepares.withLock { $0 = true }
     }
 
     package func transaction<Result: Sendable>(
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result
     ) async throws -> Result {
-        let logger = self.logger
+        let logger = self.logger, prepares = self.prepares.withLock { $0 }
         return try await retrying { connection in
             try await connection.query("BEGIN", logger: logger)
             do {
-                let transaction = PostgresTransaction(connection: connection, logger: logger)
+                let transaction = PostgresTransaction(connection: connection, logger: logger, prepares: prepares)
                 let result = try await body(transaction)
                 // The request's Idempotency-Key is marked used in the commit of its change.
                 try await IdempotencyClaim.current?.markApplied(in: transaction)
@@ -86,8 +90,8 @@ package final class PostgresStorage: ServerStorage {
     ) async throws -> Result {
         // A request's Idempotency-Key is marked used in the commit of its change: a second statement.
         guard IdempotencyClaim.current == nil else { return try await transaction(body) }
-        let logger = self.logger
-        return try await retrying { connection in try await body(PostgresTransaction(connection: connection, logger: logger)) }
+        let logger = self.logger, prepares = self.prepares.withLock { $0 }
+        return try await retrying { connection in try await body(PostgresTransaction(connection: connection, logger: logger, prepares: prepares)) }
     }
 
     /// Runs `operation` on a leased connection, again (up to five times) after a serialisation failure
@@ -116,9 +120,9 @@ package final class PostgresStorage: ServerStorage {
         -> Result
     {
         let client = self.client
-        let logger = self.logger
+        let logger = self.logger, prepares = self.prepares.withLock { $0 }
         return try await client.withConnection { (connection: PostgresConnection) async throws -> Result in
-            try await body(PostgresTransaction(connection: connection, logger: logger))
+            try await body(PostgresTransaction(connection: connection, logger: logger, prepares: prepares))
         }
     }
 
@@ -168,6 +172,8 @@ private struct PostgresTransaction: SQLTransaction {
     let dialect = SQLDialect.postgres
     let connection: PostgresConnection
     let logger: Logger
+    /// Whether data statements run as named prepared statements (``PreparedText``).
+    let prepares: Bool
 
     func query(_ sql: String, _ values: [SQLValue]) async throws -> [SQLRow] {
         var bindings = PostgresBindings(capacity: values.count)
@@ -179,8 +185,24 @@ private struct PostgresTransaction: SQLTransaction {
             case .blob(let bytes): try bindings.append(Data(bytes))
             }
         }
-        let query = PostgresQuery(unsafeSQL: Self.numberedPlaceholders(sql), binds: bindings)
-        let rows = try await connection.query(query, logger: logger).collect()
+        let known = Self.known(sql)
+        var rows: [PostgresRow] = []
+        if prepares, known.isData, let text = PreparedText(known, values) {
+            do {
+                try await PreparedText.$current.withValue(text) {
+                    for try await row in try await connection.execute(PreparedText.Statement(bindings: bindings), logger: logger) {
+                        rows.append(row)
+                    }
+                }
+            } catch let error as PSQLError where PreparedText.poisons(error) {
+                // postgres-nio remembers a failed preparation on the connection for good: a connection
+                // whose statement could not be prepared is closed, and the pool opens another.
+                try? await connection.close()
+                throw error
+            }
+        } else {
+            rows = try await connection.query(PostgresQuery(unsafeSQL: known.text, binds: bindings), logger: logger).collect()
+        }
         return try rows.map { row in
             var columns: [String: SQLValue] = [:]
             for cell in row {
@@ -204,19 +226,31 @@ private struct PostgresTransaction: SQLTransaction {
         }
     }
 
-    /// Statements already numbered: the server runs a few dozen fixed texts, and numbering one anew
-    /// for every query was 2 % of a cipherText GET's CPU (docs/server.md, "Throughput"). Bounded, in
-    /// case some text were ever built from data.
-    private static let numbered = Locked<[String: String]>([:])
-
-    /// `?` → `$1`, `$2`, … (the statements never contain a literal `?`).
-    private static func numberedPlaceholders(_ sql: String) -> String {
-        if let known = numbered.withLock({ $0[sql] }) { return known }
-        let text = numbering(sql)
-        numbered.withLock { if $0.count < 1_024 { $0[sql] = text } }
-        return text
+    /// What is known of a statement's text: numbered (`?` → `$1`, …), whether it is a data statement
+    /// (one PostgreSQL can prepare), and a hash that names it.
+    struct KnownText: Sendable {
+        let text: String
+        let isData: Bool
+        let hash: String
     }
 
+    /// Statements already seen: the server runs a few dozen fixed texts, and numbering one anew for
+    /// every query was 2 % of a cipherText GET's CPU (docs/server.md, "Throughput"). Bounded, in case
+    /// some text were ever built from data.
+    private static let seen = Locked<[String: KnownText]>([:])
+
+    private static func known(_ sql: String) -> KnownText {
+        if let known = seen.withLock({ $0[sql] }) { return known }
+        let text = numbering(sql)
+        let first = text.drop { $0.isWhitespace }.prefix(7).uppercased()
+        let isData = ["SELECT", "INSERT", "UPDATE", "DELETE", "WITH"].contains { first.hasPrefix($0) }
+        let known = KnownText(
+            text: text, isData: isData, hash: Hex.encode(Array(SHA256.hash(Array(text.utf8)).prefix(12))))
+        seen.withLock { if $0.count < 1_024 { $0[sql] = known } }
+        return known
+    }
+
+    /// `?` → `$1`, `$2`, … (the statements never contain a literal `?`).
     private static func numbering(_ sql: String) -> String {
         var out = ""
         var number = 0
@@ -229,5 +263,71 @@ private struct PostgresTransaction: SQLTransaction {
             }
         }
         return out
+    }
+}
+
+/// A statement prepared once per connection and run by name afterwards, so that PostgreSQL parses and
+/// plans each of the server's few dozen texts once per connection instead of on every query
+/// (docs/server.md, "Throughput").
+///
+/// postgres-nio prepares and caches per connection what a `PostgresPreparedStatement` names, but takes
+/// the name, text and parameter types from the statement's *type*; the server's statements are texts.
+/// So one type, ``Statement``, reads them from this task-local value, which `query` sets around the
+/// call (postgres-nio reads them in the calling task, before and after its one suspension).
+///
+/// The name covers the text and the types of this call's parameters (a `NULL` has none and lets
+/// PostgreSQL infer it), so a prepared statement always has the types an unnamed one would have had.
+private struct PreparedText: Sendable {
+    let name: String
+    let sql: String
+    let types: [PostgresDataType]
+
+    @TaskLocal static var current = PreparedText(name: "", sql: "", types: [])
+
+    init(name: String, sql: String, types: [PostgresDataType]) {
+        self.name = name
+        self.sql = sql
+        self.types = types
+    }
+
+    /// Named `sr_<hash of the text>_<one letter per parameter>`, within PostgreSQL's 63 bytes; `nil`
+    /// for a statement with too many parameters to name, which runs unnamed.
+    init?(_ known: PostgresTransaction.KnownText, _ values: [SQLValue]) {
+        guard values.count <= 32 else { return nil }
+        var name = "sr_" + known.hash + "_"
+        var types: [PostgresDataType] = []
+        types.reserveCapacity(values.count)
+        for value in values {
+            let (letter, type): (String, PostgresDataType) =
+                switch value {
+                case .null: ("n", .null)
+                case .integer: ("i", .int8)
+                case .text: ("t", .text)
+                case .blob: ("b", .bytea)
+                }
+            name += letter
+            types.append(type)
+        }
+        self.init(name: name, sql: known.text, types: types)
+    }
+
+    /// Errors that may have come from the preparation itself, which postgres-nio would then answer
+    /// for that name on that connection for good: an aborted transaction (25), an unknown statement
+    /// (26), a syntax or schema error (42), a plan the schema outdated (0A).
+    static func poisons(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return ["25", "26", "42", "0A"].contains { state.hasPrefix($0) }
+    }
+
+    struct Statement: PostgresPreparedStatement {
+        typealias Row = PostgresRow
+        static var name: String { PreparedText.current.name }
+        static var sql: String { PreparedText.current.sql }
+        static var bindingDataTypes: [PostgresDataType] { PreparedText.current.types }
+
+        let bindings: PostgresBindings
+
+        func makeBindings() -> PostgresBindings { bindings }
+        func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
     }
 }

@@ -114,6 +114,28 @@ final class TestWorld: Sendable {
         }
     }
 
+    /// A fresh migrated database of `backend`, storage only (no server), closed after `body`.
+    static func withStorage(_ backend: TestBackend, _ body: (any ServerStorage) async throws -> Void) async throws {
+        let directory = makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storage: any ServerStorage
+        switch freshDatabase(backend, directory: directory) {
+        case .sqlite(let path): storage = try SQLiteStorage(path: path)
+        case .postgres(let url):
+            var logger = Logger(label: "storage-tests")
+            logger.logLevel = .critical
+            storage = PostgresStorage(location: try PostgresLocation(url: url), logger: logger)
+        }
+        do {
+            try await storage.migrate()
+            try await body(storage)
+        } catch {
+            await storage.close()
+            throw error
+        }
+        await storage.close()
+    }
+
     static func makeDirectory() -> String {
         let path =
             FileManager.default.temporaryDirectory.path + "/share-recovery-server-tests-"
