@@ -43,6 +43,9 @@ struct ServerLoad {
             masterKey: random.secureBytes(count: 32), webhookSecret: webhookSecret)
         var poolConfiguration = HTTPClient.Configuration()
         poolConfiguration.redirectConfiguration = .disallow
+        // As `HTTPTransport.sharedClient`, what a device uses: the transport makes one span per call
+        // itself, and the client's own tracing would add its per-request work to the load's CPU.
+        poolConfiguration.tracing.tracer = nil
         poolConfiguration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: poolConfiguration)
