@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOHTTP1
 import ShareCrypto
 import ShareRecovery

@@ -1,7 +1,3 @@
-import Foundation
-import Logging
-import ShareCrypto
-import ShareRecovery
 import Testing
 
 @testable import ShareRecoveryServer
