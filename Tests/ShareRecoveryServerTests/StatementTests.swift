@@ -60,6 +60,17 @@ struct StatementTests {
         }
     }
 
+    /// GRDB leaves a WAL pool's writer at `synchronous = NORMAL`, where a commit returns before the log
+    /// is on disk; the server's commits must wait for the fsync (2 is `FULL`). Read through a write
+    /// transaction, which runs on the writer connection.
+    @Test("SQLite: a commit waits for the log's fsync (synchronous = FULL on the writer)")
+    func sqliteCommitsAreDurable() async throws {
+        try await TestWorld.withStorage(.sqlite) { storage in
+            let rows = try await storage.transaction { try await $0.query("PRAGMA synchronous") }
+            #expect(try rows.first?.integer("synchronous") == 2)
+        }
+    }
+
     /// `CREATE TABLE` in the transaction's dialect (`{int}`, `{blob}` as the migrations write them).
     static func create(_ table: String, _ transaction: any SQLTransaction) -> String {
         Migrations.statements(["CREATE TABLE " + table], dialect: transaction.dialect)[0]

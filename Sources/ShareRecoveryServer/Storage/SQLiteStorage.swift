@@ -32,6 +32,11 @@ package final class SQLiteStorage: ServerStorage {
         configuration.label = "share-recovery-server"
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
+            // GRDB sets `synchronous = NORMAL` on a WAL pool's writer after `prepareDatabase` has run: a
+            // commit then returns before the log reaches the disk, and a power cut may take the newest
+            // commits with it. A recovery the server confirmed must survive that (docs/server.md,
+            // "Storage"), so the writer, the only connection that commits, waits for the fsync.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             writer = TransactionGroups(backend: SQLiteGroupTransactions(pool: pool))
         } catch let error as DatabaseError {
             throw ServerStartError(
