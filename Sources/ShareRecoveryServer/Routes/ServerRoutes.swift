@@ -51,8 +51,11 @@ struct ServerRoutes: Sendable {
     /// exactly one such header (user tokens and the metrics token alike).
     static func bearerCredential(_ request: Request) -> String? {
         let values = request.headers[values: .authorization]
-        guard values.count == 1, values[0].count > 7, values[0].prefix(7).lowercased() == "bearer " else { return nil }
-        return String(values[0].dropFirst(7))
+        // On UTF-8 bytes, as the token's own checks: counting Characters walks the whole token.
+        guard values.count == 1 else { return nil }
+        let bytes = values[0].utf8
+        guard bytes.count > 7, String(decoding: bytes.prefix(7), as: UTF8.self).lowercased() == "bearer " else { return nil }
+        return String(decoding: bytes.dropFirst(7), as: UTF8.self)
     }
 
     /// Checks `X-Webhook-Secret` in constant time.

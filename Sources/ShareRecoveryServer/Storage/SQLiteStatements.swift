@@ -68,7 +68,15 @@ struct SQLiteStatements: SQLTransaction {
     /// Cached statements: the server runs a handful of fixed statements, so each is prepared (and
     /// authorized) once per connection, not per request.
     static func fetch(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> [SQLRow] {
-        try Row.fetchAll(try db.cachedStatement(sql: sql), arguments: arguments).map(row)
+        let statement = try db.cachedStatement(sql: sql)
+        // A statement without result columns (SAVEPOINT, RELEASE, an INSERT without RETURNING) runs in
+        // one call that binds its text and blobs without copying them, and builds no row cursor for
+        // rows that cannot come: a group's every transaction runs two such statements, an audited one three.
+        guard statement.columnCount > 0 else {
+            try statement.execute(arguments: arguments)
+            return []
+        }
+        return try Row.fetchAll(statement, arguments: arguments).map(row)
     }
 
     /// Through GRDB's initializer over optional existentials: its initializer over a sequence of
@@ -98,7 +106,9 @@ struct SQLiteStatements: SQLTransaction {
                 case .string(let text): .text(text)
                 case .blob(let data): .blob(Array(data))
                 }
-            columns[name.lowercased()] = converted
+            // The server's statements name their columns in lower case already: no new string for those.
+            columns[name.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) ? name.lowercased() : name] =
+                converted
         }
         return SQLRow(columns)
     }
