@@ -165,6 +165,22 @@ struct FormatTests {
         #expect(JSONWriter.writeIndented(Self.sample, asciiOnly: false).contains("caf\u{E9} \u{1F511}"))
     }
 
+    /// Each ASCII character on the boundary of the unescaped fast path: printable ones and DEL but the
+    /// quote and the backslash go out as they are, the rest escaped (DEL too when ASCII-only), and every
+    /// one reads back.
+    @Test func asciiCharactersEscapeExactlyWhenNeeded() throws {
+        for value in UInt8(0)...UInt8(0x7F) {
+            let text = "ab" + String(UnicodeScalar(value)) + "cd"
+            let plain = (0x20...0x7F).contains(value) && value != UInt8(ascii: "\"") && value != UInt8(ascii: "\\")
+            let compact = JSONWriter.write(.string(text))
+            #expect((compact == "\"" + text + "\"") == plain, "byte \(value)")
+            let ascii = JSONWriter.writeIndented(.string(text), asciiOnly: true)
+            #expect(ascii.contains("\\u007f") == (value == 0x7F), "byte \(value)")
+            #expect(try StrictJSON.parse(compact) == .string(text), "byte \(value)")
+            #expect(try StrictJSON.parse(ascii) == .string(text), "byte \(value)")
+        }
+    }
+
     @Test func everyFormRoundTrips() throws {
         for text in [
             JSONWriter.write(Self.sample), JSONWriter.writeIndented(Self.sample),

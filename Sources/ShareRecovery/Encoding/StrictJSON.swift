@@ -324,6 +324,14 @@ public enum JSONWriter {
     private static func appendString(_ text: String, asciiOnly: Bool, to out: inout String) {
         // Escaped into a byte buffer and appended to the String once: appending scalar by scalar was
         // most of the time a server spent answering with custodian shares (JSON inside JSON).
+        // Most strings (hex, base64, identifiers) need no escape at all: one scan of their bytes, then
+        // the string as it is.
+        if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out += "\""
+            out += text
+            out += "\""
+            return
+        }
         var bytes: [UInt8] = [UInt8(ascii: "\"")]
         bytes.reserveCapacity(text.utf8.count + 2)
         var scalars = text.unicodeScalars.makeIterator()
