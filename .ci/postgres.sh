@@ -5,6 +5,10 @@
 #   swift test --filter ShareRecoveryServerTests
 #   .ci/postgres.sh stop "$SHARE_RECOVERY_TEST_POSTGRES_DIR"
 #
+# The tests' cluster skips durability (fsync, synchronous_commit and full_page_writes off): the tests
+# check answers, not power cuts. `.ci/postgres.sh --durable` keeps PostgreSQL's durable defaults, for
+# benchmarks that are compared with SQLite's (which commits with an fsync, synchronous = FULL).
+#
 # Installs postgresql with apt-get when it is missing. When run as root, the cluster belongs to the
 # `postgres` user (initdb refuses root). Only the export lines go to stdout; progress goes to stderr.
 set -euo pipefail
@@ -39,6 +43,20 @@ if [ "${1:-}" = "stop" ]; then
     exit 0
 fi
 
+durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+case "${1:-}" in
+    "") ;;
+    --durable) durability="" ;;
+    -h | --help)
+        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        log "unknown argument '$1': use no argument, --durable, or stop <dir>"
+        exit 2
+        ;;
+esac
+
 if ! bin="$(find_bin)"; then
     log "installing postgresql"
     export DEBIAN_FRONTEND=noninteractive
@@ -71,7 +89,7 @@ rm -f "$dir/pwfile"
 port="$(free_port)"
 log "starting on 127.0.0.1:$port"
 as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >&2
+    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=300 $durability" >&2
 
 PGPASSWORD="$password" "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 -q \
     -c "CREATE DATABASE share_recovery_test" >&2
