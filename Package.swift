@@ -128,6 +128,7 @@ let package = Package(
                 // Not linked: the server the load runs against is this binary, started as a child
                 // process (Benchmarks/RecoveryBench/ServerProcess.swift); the dependency builds it.
                 "share-recovery",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,115 +1,105 @@
+import ArgumentParser
 import Foundation
 import ShareCrypto
 import ShareRecovery
 import ShareRecoveryServer
 
-/// `recovery-bench [--quick] [--server-only] [--json FILE]`: what recovery costs, and how close it is
-/// to the floor of its unavoidable primitive operations, measured in the same run.
+/// `recovery-bench`: what recovery costs, and how close it is to the floor of its unavoidable
+/// primitive operations, measured in the same run.
 @main
-struct RecoveryBench {
-    struct Options {
-        var quick = false
-        var jsonPath: String?
-        var profile: (Curve, Int)?
-        var serverOnly = false
-        var serverWorkload: ServerLoad.Kind?
+struct RecoveryBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recovery-bench",
+        abstract: "What recovery costs, and how close it is to the floor of its unavoidable primitive operations, measured in the same run (README: Benchmarks).",
+        usage: "recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile CURVE COUNT",
+        discussion: """
+            Examples:
+              swift run -c release recovery-bench
+              swift run -c release recovery-bench --quick --json bench.json
+              perf record -g -- .build/release/recovery-bench --server-workload cipher-text
+            """)
+
+    @Flag(help: "Fewer repetitions and 8 server connections instead of 64 (the tests' run).")
+    var quick = false
+
+    @Flag(help: "Only the reference server under load (a child process running share-recovery serve, loaded from this one).")
+    var serverOnly = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Only /health and NAME under load, e.g. to profile one kind of request; implies --server-only.", valueName: "NAME"))
+    var serverWorkload: ServerLoad.Kind?
+
+    @Option(name: .customLong("json"), help: ArgumentHelp("Also write every measurement to FILE as JSON.", valueName: "FILE"))
+    var jsonPath: String?
+
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Only COUNT offline cloudKey recoveries on CURVE (secp256k1 or ed25519), for a profiler such as callgrind.",
+            valueName: "CURVE COUNT"))
+    var profile: [String] = []
+
+    /// `--profile CURVE COUNT`, read.
+    private var profileRun: (Curve, Int)? {
+        guard profile.count == 2, let curve = Curve(name: profile[0]), let count = Int(profile[1]), count > 0 else { return nil }
+        return (curve, count)
     }
 
-    /// What the command line asks for: a run, the help, or a mistake with what to do about it.
-    enum Request {
-        case run(Options)
-        case help
-        case mistake(String)
+    func validate() throws {
+        if !profile.isEmpty, profileRun == nil {
+            throw ValidationError("--profile needs a curve (secp256k1 or ed25519) and a count, e.g. --profile secp256k1 1000")
+        }
     }
 
-    static let usage =
-        "usage: recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile CURVE COUNT"
-
-    static let help = """
-        recovery-bench: what recovery costs, and how close it is to the floor of its unavoidable
-        primitive operations, measured in the same run (README: Benchmarks).
-
-        \(usage)
-
-        Options:
-          --quick              fewer repetitions and 8 server connections instead of 64 (the tests' run)
-          --server-only        only the reference server under load (a child process running
-                               share-recovery serve, loaded from this one)
-          --server-workload NAME
-                               only /health and NAME under load (cipher-text, fetch, session or
-                               signing), e.g. to profile one kind of request; implies --server-only
-          --json FILE          also write every measurement to FILE as JSON
-          --profile CURVE COUNT
-                               only COUNT offline cloudKey recoveries on CURVE (secp256k1 or ed25519),
-                               for a profiler such as callgrind
-          -h, --help           this help
-
-        Examples:
-          swift run -c release recovery-bench
-          swift run -c release recovery-bench --quick --json bench.json
-          perf record -g -- .build/release/recovery-bench --server-workload cipher-text
-        """
-
-    static func parse(_ arguments: [String]) -> Request {
-        var options = Options()
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--quick": options.quick = true
-            case "--server-only": options.serverOnly = true
-            case "--server-workload":
-                let names = ServerLoad.Kind.allCases.filter { $0 != .health }.map(\.rawValue)
-                guard let kind = iterator.next().flatMap(ServerLoad.Kind.init(rawValue:)), kind != .health else {
-                    return .mistake("--server-workload needs one of \(names.joined(separator: ", ")), e.g. --server-workload session")
-                }
-                options.serverOnly = true
-                options.serverWorkload = kind
-            case "--json":
-                guard let path = iterator.next() else { return .mistake("--json needs a file to write, e.g. --json bench.json") }
-                options.jsonPath = path
-            case "--profile":
-                // `--profile CURVE COUNT`: only COUNT offline cloudKey recoveries, for callgrind.
-                guard let curve = iterator.next().flatMap(Curve.init(name:)), let count = iterator.next().flatMap(Int.init)
-                else { return .mistake("--profile needs a curve (secp256k1 or ed25519) and a count, e.g. --profile secp256k1 1000") }
-                options.profile = (curve, count)
-            case "--help", "-h": return .help
-            default: return .mistake("unknown argument \"\(argument)\"")
+    /// ArgumentParser's reading of a mistake, with its usage status (64) as this project's 2.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var bench = command as? RecoveryBench {
+                try await bench.run()
+            } else {
+                try command.run()
             }
+        } catch {
+            let code = exitCode(for: error)
+            guard code == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
         }
-        return .run(options)
     }
 
-    static func main() async throws {
-        let options: Options
-        switch parse(Array(CommandLine.arguments.dropFirst())) {
-        case .run(let asked): options = asked
-        case .help:
-            print(help)
-            return
-        case .mistake(let what):
-            FileHandle.standardError.write(Data("recovery-bench: error: \(what)\n\(usage)\nSee recovery-bench --help.\n".utf8))
-            exit(2)
-        }
-        if let (curve, count) = options.profile {
+    mutating func run() async throws {
+        if let (curve, count) = profileRun {
             try Bench.profileRecoveries(curve: curve, count: count)
             return
         }
-        var bench = Bench(quick: options.quick, serverOnly: options.serverOnly, serverWorkload: options.serverWorkload)
+        var bench = Bench(quick: quick, serverOnly: serverOnly || serverWorkload != nil, serverWorkload: serverWorkload)
         let started = Date()
         do {
             try await bench.run()
         } catch {
             FileHandle.standardError.write(Data("recovery-bench: error: \(error)\n".utf8))
-            exit(1)
+            throw ExitCode.failure
         }
         bench.printTable()
-        print(String(format: "total bench time: %.1f s (%@)", Date().timeIntervalSince(started), options.quick ? "quick" : "full"))
-        if let path = options.jsonPath {
-            let body = "{\"quick\":\(options.quick),\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),\"measurements\":[\n"
+        print(String(format: "total bench time: %.1f s (%@)", Date().timeIntervalSince(started), quick ? "quick" : "full"))
+        if let jsonPath {
+            let body = "{\"quick\":\(quick),\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),\"measurements\":[\n"
                 + bench.results.map(\.json).joined(separator: ",\n") + "\n]}\n"
-            try body.write(toFile: path, atomically: true, encoding: .utf8)
+            try body.write(toFile: jsonPath, atomically: true, encoding: .utf8)
         }
     }
+}
+
+/// The workloads `--server-workload` names: every one but `/health`, which runs with each anyway.
+extension ServerLoad.Kind: ExpressibleByArgument {
+    init?(argument: String) {
+        guard let kind = Self(rawValue: argument), kind != .health else { return nil }
+        self = kind
+    }
+
+    static var allValueStrings: [String] { allCases.filter { $0 != .health }.map(\.rawValue) }
 }
 
 struct Bench {
