@@ -25,7 +25,12 @@ protocol GroupTransactions: Sendable {
 /// - PostgreSQL does not group: its transactions run concurrently on a pool, and a group would hold the
 ///   locks of its earlier transactions while a later one waits for another server's group, which may
 ///   wait for them (a deadlock the two-server concurrency test found; docs/server.md, "Throughput").
-actor TransactionGroups {
+///
+/// Not an actor: every `await` on an actor from the group's loop was a hop through the cooperative
+/// pool's queue, behind every request waiting there, while the writer is the one thing all of them wait
+/// for. Its queue is behind a lock instead, and the loop runs in one task that never changes executor
+/// between `BEGIN` and `COMMIT` unless a body itself suspends.
+final class TransactionGroups: Sendable {
     /// One transaction waiting for, or running in, a group.
     private struct Job: Sendable {
         let body: @Sendable (any SQLTransaction) async throws -> any Sendable
@@ -38,14 +43,25 @@ actor TransactionGroups {
         let finish: @Sendable (Result<any Sendable, any Error>) -> Void
     }
 
+    /// The jobs waiting for the next group, and whether a task is running groups.
+    private struct Queue {
+        var waiting: [Job] = []
+        var draining = false
+    }
+
+    /// What one group has done so far; touched only by the task running it.
+    private struct Group {
+        /// Jobs the group took (each done, or failed already).
+        var taken = 0
+        /// Jobs whose bodies returned, until the group commits.
+        var done: [(Job, any Sendable)] = []
+    }
+
     /// The most transactions one group takes, so a caller's wait stays bounded under any load.
     static let maximumGroup = 64
 
     private let backend: any GroupTransactions
-    private var waiting: [Job] = []
-    private var draining = false
-    /// The running group's transactions whose bodies returned, until it commits.
-    private var done: [(Job, any Sendable)] = []
+    private let queue = Locked(Queue())
 
     init(backend: any GroupTransactions) {
         self.backend = backend
@@ -58,14 +74,17 @@ actor TransactionGroups {
         let claim = IdempotencyClaim.current, events = CommittedEvents.current
         let operation = OperationContext.current, context = ServiceContext.current
         let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
-            waiting.append(
-                Job(
-                    body: { try await body($0) }, claim: claim, events: events, operation: operation, context: context,
-                    finish: { continuation.resume(with: $0) }))
-            if !draining {
-                draining = true
-                Task { await self.drain() }
+            let job = Job(
+                body: { try await body($0) }, claim: claim, events: events, operation: operation, context: context,
+                finish: { continuation.resume(with: $0) })
+            let start = queue.withLock { queue in
+                queue.waiting.append(job)
+                defer { queue.draining = true }
+                return !queue.draining
             }
+            // Detached: the groups belong to no request, so they carry none of the first one's
+            // task-local values (each job gets its own caller's back in `body(of:transaction:)`).
+            if start { Task.detached { await self.drain() } }
         }
         guard let result = value as? Result else {
             throw ShareRecoveryError(.storageFailure, "a transaction's result came back as another type")
@@ -75,52 +94,50 @@ actor TransactionGroups {
 
     /// Runs groups until nothing waits.
     private func drain() async {
-        while !waiting.isEmpty { await runGroup() }
-        draining = false
+        while queue.withLock({ queue in
+            if queue.waiting.isEmpty { queue.draining = false }
+            return queue.draining
+        }) {
+            await runGroup()
+        }
     }
 
     private func runGroup() async {
-        done = []
-        taken = 0
+        let group = Locked(Group())
         do {
             try await backend.inTransaction { transaction in
-                while let job = await self.takeNext() {
-                    try await self.runJob(job, in: transaction)
+                while let job = self.takeNext(into: group) {
+                    try await self.runJob(job, in: transaction, group: group)
                 }
             }
         } catch {
-            let finished = done
-            done = []
+            let (finished, taken) = group.withLock { ($0.done, $0.taken) }
             for (job, _) in finished { job.finish(.failure(error)) }
             // The transaction never opened (the database is unreachable): everything waiting fails
             // alike, rather than being tried again at once.
             if taken == 0 {
-                let jobs = waiting
-                waiting = []
+                let jobs = queue.withLock { queue in
+                    defer { queue.waiting = [] }
+                    return queue.waiting
+                }
                 for job in jobs { job.finish(.failure(error)) }
             }
             return
         }
-        let finished = done
-        done = []
-        for (job, value) in finished { job.finish(.success(value)) }
+        for (job, value) in group.withLock({ $0.done }) { job.finish(.success(value)) }
     }
-
-    /// Jobs the running group took (each done, or failed already).
-    private var taken = 0
 
     /// The next waiting job, while the group has room.
-    private func takeNext() -> Job? {
-        guard taken < Self.maximumGroup, !waiting.isEmpty else { return nil }
-        taken += 1
-        return waiting.removeFirst()
+    private func takeNext(into group: Locked<Group>) -> Job? {
+        guard group.withLock({ $0.taken < Self.maximumGroup }) else { return nil }
+        guard let job = queue.withLock({ $0.waiting.isEmpty ? nil : $0.waiting.removeFirst() }) else { return nil }
+        group.withLock { $0.taken += 1 }
+        return job
     }
-
-    private func completed(_ job: Job, _ value: any Sendable) { done.append((job, value)) }
 
     /// One job inside its savepoint. Its own failure is its alone; a failure to undo it means the
     /// database ended the whole transaction, which fails the group (thrown).
-    private nonisolated func runJob(_ job: Job, in transaction: any SQLTransaction) async throws {
+    private func runJob(_ job: Job, in transaction: any SQLTransaction, group: Locked<Group>) async throws {
         do {
             try await transaction.query("SAVEPOINT job")
         } catch {
@@ -131,7 +148,7 @@ actor TransactionGroups {
         do {
             let value = try await Self.body(of: job, transaction: transaction)
             try await transaction.query("RELEASE job")
-            await completed(job, value)
+            group.withLock { $0.done.append((job, value)) }
             return
         } catch {
             failure = error
