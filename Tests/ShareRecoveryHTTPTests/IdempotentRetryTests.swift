@@ -97,6 +97,30 @@ struct IdempotentRetryTests {
         }
     }
 
+    @Test("the webhook's /backup/fetch only reads: no key, retried after a lost answer; its deliveries carry one")
+    func webhookFetchGoesWithoutKey() async throws {
+        let fetches = Recorder()
+        let deliveries = Recorder()
+        try await TestServer.with { router in
+            router.post("/webhook/backup/fetch") { request, _ in
+                fetches.record(request) == 1
+                    ? TestServer.error(.serviceUnavailable, code: "unavailable") : TestServer.json(#"{"backupShares":[]}"#)
+            }
+            router.post("/webhook/backup") { request, _ in
+                _ = deliveries.record(request)
+                return Response(status: .noContent)
+            }
+        } _: { base in
+            let secret = SecureBytes(copying: Array("hook-secret".utf8))
+            let source = HTTPCustodianShareSource(webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
+            let sink = HTTPCustodianBackupSink(webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
+            #expect(try await source.fetchBackupShares(clientId: "u") == [])
+            try await sink.deliverBackupShare("{}", clientId: "u")
+            #expect(fetches.all.count == 2 && fetches.all.allSatisfy { $0.key == nil }, "\(fetches.all)")
+            #expect(deliveries.all.count == 1 && deliveries.all[0].key.map(Self.isRandomHex) == true)
+        }
+    }
+
     @Test("a plain 409 conflict is not retried")
     func conflictIsFinal() async throws {
         let recorder = Recorder()

@@ -15,7 +15,8 @@ import Tracing
 /// (`OperationContext`), else a fresh one. Every mutating request (POST, PUT, DELETE) carries an
 /// `Idempotency-Key` drawn once per call and sent again with each of its retries, so a server that
 /// honours it (the reference server does) applies the call at most once and answers a repeat with
-/// the first answer. That is what makes retrying a lost answer safe.
+/// the first answer. That is what makes retrying a lost answer safe. A POST that only reads (the
+/// webhook's `/backup/fetch`) goes without one: repeating it is safe as it is.
 ///
 /// Every call is one client span of the process's tracer (`InstrumentationSystem`; docs/server.md,
 /// "Tracing"), named by its operation (`GET /users/{userId}/user-backup-share`, never a concrete path),
@@ -157,7 +158,7 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
         var call = call
         let operation = OperationContext.current
         call.headers.append(.init(name: "X-Request-Id", value: operation?.requestId ?? OperationContext.newRequestId(), isSecret: false))
-        if call.method != .get {
+        if call.method != .get, call.sendsIdempotencyKey {
             // One key for the call, the same on every retry: the server applies the call once.
             call.headers.append(.init(name: "Idempotency-Key", value: OperationContext.newRequestId(), isSecret: false))
         }
@@ -363,6 +364,10 @@ struct HTTPCall: Sendable, CustomStringConvertible {
     /// Whether an error's reason may quote the server's message: not where the server may echo what
     /// the client sent and that is a secret (a one-time code).
     var quotesServerMessage = true
+    /// Whether a mutating call carries an `Idempotency-Key`: not a POST that only reads (the webhook's
+    /// `/backup/fetch`), which is safe to repeat as it is, and whose key would cost the server a claim
+    /// and a kept answer for nothing.
+    var sendsIdempotencyKey = true
 
     var description: String {
         let headerText = headers.map { "\($0.name): \($0.isSecret ? "<redacted>" : $0.value)" }.joined(separator: ", ")

@@ -24,7 +24,8 @@ public struct HTTPCustodianShareSource: CustodianShareSource, CustomStringConver
     /// - Returns: The shares, possibly none.
     /// - Throws: `ShareRecoveryError`.
     public func fetchBackupShares(clientId: String) async throws -> [String] {
-        let (reply, operation) = try await api.post("/backup/fetch", [("clientId", .string(clientId))])
+        // A read: a repeat serves the shares again (and is audited again), so no Idempotency-Key.
+        let (reply, operation) = try await api.post("/backup/fetch", [("clientId", .string(clientId))], reads: true)
         return try JSONBody.object(reply, required: ["backupShares"], operation: operation).stringArray("backupShares")
     }
 

@@ -9,9 +9,12 @@ struct WebhookAPI: Sendable {
     let transport: HTTPTransport
 
     /// POSTs a JSON body to `{webhookBase}{path}`.
-    func post(_ path: String, _ members: [(key: String, value: JSONValue)]) async throws -> (HTTPReply, String) {
+    /// - Parameter reads: The call only reads (it changes nothing a repeat could apply twice), so it
+    ///   goes without an `Idempotency-Key`.
+    func post(_ path: String, _ members: [(key: String, value: JSONValue)], reads: Bool = false) async throws -> (HTTPReply, String) {
         let operation = "POST {webhookBase}\(path)"
         var call = HTTPCall(method: .post, url: baseURL + path, operation: operation, body: JSONBody.encode(members))
+        call.sendsIdempotencyKey = !reads
         call.headers.append(try Credentials.webhookSecret(secret, operation: operation))
         return (try await transport.send(call), operation)
     }
