@@ -48,7 +48,8 @@ case "${1:-}" in
     "") ;;
     --durable) durability="" ;;
     -h | --help)
-        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        # The comment block at the top of this file, without its "# ".
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
         exit 0
         ;;
     *)

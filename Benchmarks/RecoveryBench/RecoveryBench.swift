@@ -55,12 +55,8 @@ struct RecoveryBench: AsyncParsableCommand {
     /// ArgumentParser's reading of a mistake, with its usage status (64) as this project's 2.
     static func main() async {
         do {
-            var command = try parseAsRoot()
-            if var bench = command as? RecoveryBench {
-                try await bench.run()
-            } else {
-                try command.run()
-            }
+            var bench = try parse()
+            try await bench.run()
         } catch {
             let code = exitCode(for: error)
             guard code == .validationFailure else { exit(withError: error) }
