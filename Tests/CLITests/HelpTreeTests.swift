@@ -6,10 +6,19 @@ import Testing
 /// usage on stdout, exits 0, and carries an abstract and at least one runnable example.
 @Suite("CLI help")
 struct HelpTreeTests {
-    /// The command paths below the root, in help order, read from each node's own help text.
-    static func walk(_ path: [String] = []) throws -> [[String]] {
+    /// One node of the command tree: its path below the root and what its `--help` printed.
+    struct Node: Sendable {
+        let path: [String]
+        let help: CLIRun
+    }
+
+    /// Every node, in help order, found from each node's own help text. Walked once for the suite and
+    /// kept: each `--help` is a process start, which costs seconds under a sanitizer.
+    static let tree = Result { try walk() }
+
+    static func walk(_ path: [String] = []) throws -> [Node] {
         let run = try CLIRunner.run("share-recovery", path + ["--help"])
-        var nodes = [path]
+        var nodes = [Node(path: path, help: run)]
         for name in subcommands(in: run.stdout) { nodes += try walk(path + [name]) }
         return nodes
     }
@@ -29,12 +38,12 @@ struct HelpTreeTests {
 
     @Test("every node of the command tree prints its help with an example")
     func everyNodeHasHelp() throws {
-        let nodes = try Self.walk()
+        let nodes = try Self.tree.get()
         // The root and at least its fourteen commands and their subcommands: a broken walk finds fewer.
-        #expect(nodes.count >= 30, "the walk found only \(nodes.map { $0.joined(separator: " ") })")
-        for path in nodes {
+        #expect(nodes.count >= 30, "the walk found only \(nodes.map { $0.path.joined(separator: " ") })")
+        for node in nodes {
+            let path = node.path, run = node.help
             let name = (["share-recovery"] + path).joined(separator: " ")
-            let run = try CLIRunner.run("share-recovery", path + ["--help"])
             #expect(run.status == 0, "\(name) --help exited \(run.status): \(run.stderr)")
             #expect(run.stderr.isEmpty, "\(name) --help wrote to stderr: \(run.stderr)")
             #expect(run.stdout.hasPrefix("OVERVIEW: "), "\(name) has no abstract")
@@ -58,11 +67,10 @@ struct HelpTreeTests {
 
     @Test("help X prints the same text as X --help")
     func helpCommandMatchesFlag() throws {
-        for path in try Self.walk() where !path.isEmpty {
-            let viaFlag = try CLIRunner.run("share-recovery", path + ["--help"])
-            let viaHelp = try CLIRunner.run("share-recovery", ["help"] + path)
-            #expect(viaHelp.status == 0, "help \(path) exited \(viaHelp.status)")
-            #expect(viaHelp.stdout == viaFlag.stdout, "help \(path) differs from \(path) --help")
+        for node in try Self.tree.get() where !node.path.isEmpty {
+            let viaHelp = try CLIRunner.run("share-recovery", ["help"] + node.path)
+            #expect(viaHelp.status == 0, "help \(node.path) exited \(viaHelp.status)")
+            #expect(viaHelp.stdout == node.help.stdout, "help \(node.path) differs from \(node.path) --help")
         }
     }
 
