@@ -13,8 +13,9 @@ import TestSupport
 /// timeout, at random from a printed seed. Every recovery, backup and method change still ends in
 /// exactly one committed change on the server, and the device agrees with the custodian.
 ///
-/// 200 operations of each kind under CI (`CI=true`), 20 otherwise; SHARE_RECOVERY_FAULT_TRIALS
-/// overrides, SHARE_RECOVERY_FAULT_SEED replays a run.
+/// 200 operations of each kind under CI (`CI=true`), shared by four wallets that run at once; 20
+/// otherwise, on one wallet. SHARE_RECOVERY_FAULT_TRIALS overrides, SHARE_RECOVERY_FAULT_SEED replays a
+/// run (wallet n's proxy draws from the run's seed + n).
 @Suite("Faulty network", .serialized)
 struct FaultyNetworkTests {
     static let environment = ProcessInfo.processInfo.environment
@@ -113,90 +114,112 @@ struct FaultyNetworkTests {
         }
     }
 
+    /// Wallets per backend that run their trials at once: 4 from 200 trials on (CI), each with its own
+    /// user, proxy and share of the trials, so that one wallet's waits overlap another's work; one below.
+    static var lanes: Int { max(1, min(4, trials / 50)) }
+
     static func everyOperationCommitsOnce(backend: TestBackend) async throws {
         let seed = Self.environment["SHARE_RECOVERY_FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
-        print("FaultyNetworkTests: backend \(backend), \(Self.trials) trials, seed \(seed) (SHARE_RECOVERY_FAULT_SEED replays it)")
+        print(
+            "FaultyNetworkTests: backend \(backend), \(Self.trials) trials on \(Self.lanes) wallets, seed \(seed) "
+                + "(SHARE_RECOVERY_FAULT_SEED replays it)")
         try await TestWorld.with(backend, configure: WalletSessionTests.unlimitedFlows) { world in
-            let proxy = try FaultProxy(upstreamPort: world.servers[0].port, seed: seed)
-            defer { proxy.stop() }
-            let base = "http://127.0.0.1:\(proxy.port)"
-            let user = "faulty-\(backend)"
-            // Tokens come straight from the server: the flows are the test's plumbing, not under test.
-            let tokens: TokenProvider = { purpose in try await world.token(for: user, purpose: purpose.rawValue) }
-            let secret = SecureBytes(copying: Array(world.webhookSecret.utf8))
-            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-faulty")
-            try await ReferenceServerClient(base: world.servers[0].baseURL())
-                .registerCustodianShare(signing[1], clientId: user, webhookSecret: secret)
-            var device = InMemorySigningShareStore(current: signing[0])
-            func engine(_ store: InMemorySigningShareStore) -> RecoveryEngine {
-                RecoveryEngine(
-                    configuration: Self.configuration(base: base, userId: user, store: store, tokens: tokens, webhookSecret: secret))
-            }
-            let cloudKey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
-            let passkey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
-            proxy.setEnabled(false)
-            try await engine(device).backup(method: .cloudKey, secret: cloudKey)
-            proxy.setEnabled(true)
-
-            var expected = try await ServerState.read(world, clientId: user)
-            #expect(expected.confirmedBackups == 1 && expected.methods == [BackupMethod.cloudKey.name], "\(expected)")
-            var attempts = 0
-            for trial in 0..<Self.trials {
-                // A backup: the cloud key's backup set is replaced (one more confirmed backup session).
-                attempts += try await Self.withRetries("backup \(trial)", seed: seed) {
-                    try await engine(device).backup(method: .cloudKey, secret: cloudKey)
-                }
-                expected.confirmedBackups += 1
-                var state = try await ServerState.read(world, clientId: user)
-                #expect(state.confirmedBackups == expected.confirmedBackups, "backup \(trial), seed \(seed): \(state)")
-
-                // A recovery on a new device: exactly one generation more, and the device holds it.
-                let newDevice = InMemorySigningShareStore()
-                attempts += try await Self.withRetries("recovery \(trial)", seed: seed) {
-                    try await engine(newDevice).recover(method: .cloudKey, secret: cloudKey)
-                }
-                device = newDevice
-                expected.confirmedRecoveries += 1
-                state = try await ServerState.read(world, clientId: user)
-                let current = try #require(await device.currentShare())
-                #expect(state.confirmedRecoveries == expected.confirmedRecoveries, "recovery \(trial), seed \(seed): \(state)")
-                #expect(state.generation == Int64(trial + 1) && Int64(current.generation) == state.generation, "seed \(seed): \(state)")
-                #expect(state.signingSet == current.setId.hex, "seed \(seed): \(state)")
-                #expect(current.publicKey == signing[0].publicKey)
-
-                // A method change: passkey added on even trials (a backup of its own), deleted on odd ones.
-                if trial % 2 == 0 {
-                    attempts += try await Self.withRetries("method add \(trial)", seed: seed) {
-                        try await engine(device).addOrUpdateRecoveryMethod(.passkey, secret: passkey)
+            let counts = try await withThrowingTaskGroup(of: [FaultProxy.Fault: Int].self) { group in
+                for lane in 0..<Self.lanes {
+                    let trials = Self.trials / Self.lanes + (lane < Self.trials % Self.lanes ? 1 : 0)
+                    group.addTask {
+                        try await Self.runWallet(trials: trials, lane: lane, seed: seed &+ UInt64(lane), backend: backend, world: world)
                     }
-                    expected.confirmedBackups += 1
-                    expected.methods = [BackupMethod.cloudKey.name, BackupMethod.passkey.name]
-                } else {
-                    attempts += try await Self.withRetries("method delete \(trial)", seed: seed) {
-                        try await engine(device).deleteRecoveryMethod(.passkey)
-                    }
-                    expected.methods = [BackupMethod.cloudKey.name]
                 }
-                state = try await ServerState.read(world, clientId: user)
-                #expect(state.confirmedBackups == expected.confirmedBackups, "method change \(trial), seed \(seed): \(state)")
-                #expect(state.methods == expected.methods, "method change \(trial), seed \(seed): \(state)")
-                #expect(await device.pendingSession() == nil)
-                #expect(await device.stagedShare() == nil)
-                if state != expected.with(signingSet: state.signingSet, generation: state.generation) { break }
+                return try await group.reduce(into: [:]) { total, counts in total.merge(counts, uniquingKeysWith: +) }
             }
-            let (requests, counts) = proxy.report
-            print(
-                "FaultyNetworkTests: backend \(backend), seed \(seed): \(3 * Self.trials) operations in \(attempts) attempts, "
-                    + "\(requests) requests, faults \(counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" })")
             // The faults really happened, of every kind.
             #expect(FaultProxy.Fault.allCases.allSatisfy { counts[$0, default: 0] > 0 } || Self.trials < 20, "\(counts)")
-
-            // Device and custodian agree: without faults, the wallet recovers once more from its backup.
-            proxy.setEnabled(false)
-            let last = InMemorySigningShareStore()
-            let again = try await engine(last).recover(method: .cloudKey, secret: cloudKey)
-            #expect(again.publicKey == signing[0].publicKey && Int(again.generation) == Self.trials + 1)
         }
+    }
+
+    /// One wallet's trials through its own proxy (seeded with `seed`); returns the faults it met.
+    static func runWallet(
+        trials: Int, lane: Int, seed: UInt64, backend: TestBackend, world: TestWorld
+    ) async throws -> [FaultProxy.Fault: Int] {
+        let proxy = try FaultProxy(upstreamPort: world.servers[0].port, seed: seed)
+        defer { proxy.stop() }
+        let base = "http://127.0.0.1:\(proxy.port)"
+        let user = "faulty-\(backend)-\(lane)"
+        // Tokens come straight from the server: the flows are the test's plumbing, not under test.
+        let tokens: TokenProvider = { purpose in try await world.token(for: user, purpose: purpose.rawValue) }
+        let secret = SecureBytes(copying: Array(world.webhookSecret.utf8))
+        let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-faulty-\(lane)")
+        try await ReferenceServerClient(base: world.servers[0].baseURL())
+            .registerCustodianShare(signing[1], clientId: user, webhookSecret: secret)
+        var device = InMemorySigningShareStore(current: signing[0])
+        func engine(_ store: InMemorySigningShareStore) -> RecoveryEngine {
+            RecoveryEngine(
+                configuration: Self.configuration(base: base, userId: user, store: store, tokens: tokens, webhookSecret: secret))
+        }
+        let cloudKey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
+        let passkey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
+        proxy.setEnabled(false)
+        try await engine(device).backup(method: .cloudKey, secret: cloudKey)
+        proxy.setEnabled(true)
+
+        var expected = try await ServerState.read(world, clientId: user)
+        #expect(expected.confirmedBackups == 1 && expected.methods == [BackupMethod.cloudKey.name], "\(expected)")
+        var attempts = 0
+        for trial in 0..<trials {
+            // A backup: the cloud key's backup set is replaced (one more confirmed backup session).
+            attempts += try await Self.withRetries("backup \(trial)", seed: seed) {
+                try await engine(device).backup(method: .cloudKey, secret: cloudKey)
+            }
+            expected.confirmedBackups += 1
+            var state = try await ServerState.read(world, clientId: user)
+            #expect(state.confirmedBackups == expected.confirmedBackups, "backup \(trial), seed \(seed): \(state)")
+
+            // A recovery on a new device: exactly one generation more, and the device holds it.
+            let newDevice = InMemorySigningShareStore()
+            attempts += try await Self.withRetries("recovery \(trial)", seed: seed) {
+                try await engine(newDevice).recover(method: .cloudKey, secret: cloudKey)
+            }
+            device = newDevice
+            expected.confirmedRecoveries += 1
+            state = try await ServerState.read(world, clientId: user)
+            let current = try #require(await device.currentShare())
+            #expect(state.confirmedRecoveries == expected.confirmedRecoveries, "recovery \(trial), seed \(seed): \(state)")
+            #expect(state.generation == Int64(trial + 1) && Int64(current.generation) == state.generation, "seed \(seed): \(state)")
+            #expect(state.signingSet == current.setId.hex, "seed \(seed): \(state)")
+            #expect(current.publicKey == signing[0].publicKey)
+
+            // A method change: passkey added on even trials (a backup of its own), deleted on odd ones.
+            if trial % 2 == 0 {
+                attempts += try await Self.withRetries("method add \(trial)", seed: seed) {
+                    try await engine(device).addOrUpdateRecoveryMethod(.passkey, secret: passkey)
+                }
+                expected.confirmedBackups += 1
+                expected.methods = [BackupMethod.cloudKey.name, BackupMethod.passkey.name]
+            } else {
+                attempts += try await Self.withRetries("method delete \(trial)", seed: seed) {
+                    try await engine(device).deleteRecoveryMethod(.passkey)
+                }
+                expected.methods = [BackupMethod.cloudKey.name]
+            }
+            state = try await ServerState.read(world, clientId: user)
+            #expect(state.confirmedBackups == expected.confirmedBackups, "method change \(trial), seed \(seed): \(state)")
+            #expect(state.methods == expected.methods, "method change \(trial), seed \(seed): \(state)")
+            #expect(await device.pendingSession() == nil)
+            #expect(await device.stagedShare() == nil)
+            if state != expected.with(signingSet: state.signingSet, generation: state.generation) { break }
+        }
+        let (requests, counts) = proxy.report
+        print(
+            "FaultyNetworkTests: backend \(backend), wallet \(lane), seed \(seed): \(3 * trials) operations in \(attempts) attempts, "
+                + "\(requests) requests, faults \(counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" })")
+
+        // Device and custodian agree: without faults, the wallet recovers once more from its backup.
+        proxy.setEnabled(false)
+        let last = InMemorySigningShareStore()
+        let again = try await engine(last).recover(method: .cloudKey, secret: cloudKey)
+        #expect(again.publicKey == signing[0].publicKey && Int(again.generation) == trials + 1)
+        return counts
     }
 }
 
