@@ -7,7 +7,8 @@
 # does: an OTP flow per token purpose (the code read from the server's OTP file) and the webhook
 # secret. Exits non-zero on any failure; prints the seed (SEED=<n> draws the same requests). Arguments are
 # passed to schemathesis run (e.g. --include-operation-id getRecoveryMethods); CONFORMANCE_GROUPS picks
-# groups (default: recover addOrUpdateRecovery deleteRecovery sign eject addDevice removeDevice stateful).
+# groups (default: recover addOrUpdateRecovery deleteRecovery sign eject addDevice removeDevice stateful);
+# CONFORMANCE_SERVER, a share-recovery binary to serve with instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -16,8 +17,14 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check schemathesis==4.32.5
-swift build --product share-recovery >&2
-bin=$(swift build --show-bin-path)/share-recovery
+# CONFORMANCE_SERVER names a built share-recovery to serve with, and skips the build: scripts/check.sh
+# runs this script next to its other steps, with a copy that their builds cannot replace.
+if [ -n "${CONFORMANCE_SERVER:-}" ]; then
+    bin=$CONFORMANCE_SERVER
+else
+    swift build --product share-recovery >&2
+    bin=$(swift build --show-bin-path)/share-recovery
+fi
 
 . scripts/temporary-server.sh
 # Every request comes from 127.0.0.1: the per-address OTP limits (50 flows per 15 minutes) would end the

@@ -9,6 +9,10 @@ start_temporary_server() {
     work=$(mktemp -d)
     server_pid=""
     trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+    # Stopped by a signal (scripts/check.sh stops a background conformance run so), bash would skip the
+    # EXIT trap: exiting runs it.
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     # serve prints {"listening":…,"port":N} once it accepts connections.
     # A metrics token too, so that GET /metrics can be exercised (conformance.sh).
     # Created here, not by the background job's redirection, so that the first read cannot miss it.
