@@ -123,6 +123,14 @@ struct RecoverySessionTests {
                         row: [clientId, String(row.partyIndex + 1), row.setId])
                 }
             }
+
+            // A device cut off for longer than the session's lifetime still learns that its confirm
+            // landed: confirming moved the row's expiry to the retention (30 days), so a late retry is
+            // 204 again and changes nothing.
+            world.clock.advance(seconds: Int64(ServerConfiguration().sessionLifetimeSeconds) + 60)
+            let lateToken = try await world.token(for: client.clientId, purpose: "recover")
+            #expect(try await client.confirm(recovery.sessionId, token: lateToken).status == 204)
+            #expect(try await client.storedSigningSets() == confirmedSets)
         }
     }
 

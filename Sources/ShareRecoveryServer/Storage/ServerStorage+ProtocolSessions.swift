@@ -89,15 +89,24 @@ extension ServerStorage {
         }
     }
 
-    /// The compare-and-swap: the one statement that lets a session leave a state, once.
+    /// The compare-and-swap: the one statement that lets a session leave a state, once. With
+    /// `expiresAt`, the same statement also moves the row's expiry (a confirmed session's retention), so
+    /// the step costs one statement, not two.
     static func advance(
         _ transaction: any SQLTransaction, id: String, from: ProtocolSessionRecord.State = .open,
-        to: ProtocolSessionRecord.State = .done, sealedState: [UInt8] = [], now: Int64
+        to: ProtocolSessionRecord.State = .done, sealedState: [UInt8] = [], now: Int64, expiresAt: Int64? = nil
     ) async throws -> Bool {
-        try await !transaction.query(
-            "UPDATE protocol_sessions SET state = ?, sealed_state = ? WHERE id = ? AND state = ? AND expires_at > ? RETURNING id",
-            .text(to.rawValue), .blob(sealedState), .text(id), .text(from.rawValue), .integer(now)
-        ).isEmpty
+        let changed =
+            if let expiresAt {
+                try await transaction.query(
+                    "UPDATE protocol_sessions SET state = ?, sealed_state = ?, expires_at = ? WHERE id = ? AND state = ? AND expires_at > ? RETURNING id",
+                    .text(to.rawValue), .blob(sealedState), .integer(expiresAt), .text(id), .text(from.rawValue), .integer(now))
+            } else {
+                try await transaction.query(
+                    "UPDATE protocol_sessions SET state = ?, sealed_state = ? WHERE id = ? AND state = ? AND expires_at > ? RETURNING id",
+                    .text(to.rawValue), .blob(sealedState), .text(id), .text(from.rawValue), .integer(now))
+            }
+        return !changed.isEmpty
     }
 
     static func protocolSessionRecord(_ row: SQLRow) throws -> ProtocolSessionRecord {

@@ -119,12 +119,11 @@ extension ServerStorage {
                         .integer(Int64(share.generation)), .blob(share.sealedRecord))
                 }
             }
-            guard try await Self.advance(transaction, id: id, from: .finished, to: .done, now: now) else {
-                throw APIError.conflict("the session changed while it was being confirmed")
-            }
             // Kept answerable long after its lifetime: a device that was cut off learns it was confirmed.
-            try await transaction.query(
-                "UPDATE protocol_sessions SET expires_at = ? WHERE id = ?", .integer(max(retainUntil, now)), .text(id))
+            guard
+                try await Self.advance(
+                    transaction, id: id, from: .finished, to: .done, now: now, expiresAt: max(retainUntil, now))
+            else { throw APIError.conflict("the session changed while it was being confirmed") }
             try await Self.appendAudit([completed], in: transaction)
             return .done
         }
