@@ -41,8 +41,8 @@ stop_conformance() {
     if [ -n "$conformance_pid" ]; then kill -- "-$conformance_pid" 2>/dev/null || true; wait "$conformance_pid" 2>/dev/null || true; fi
     rm -rf "$conformance"
 }
-# Before what scripts/test-postgres.sh set (stopping its PostgreSQL), which still runs.
-trap "stop_conformance; $(trap -p EXIT | sed -e "s/^trap -- '//" -e "s/' EXIT\$//")" EXIT
+# This replaces scripts/test-postgres.sh's trap, so it stops that PostgreSQL too.
+trap 'stop_conformance; stop_test_postgres' EXIT
 swift build --product share-recovery
 cp "$(swift build --show-bin-path)/share-recovery" "$conformance/share-recovery"
 echo "check.sh: API conformance, in the background (its output follows when it ends)" >&2
