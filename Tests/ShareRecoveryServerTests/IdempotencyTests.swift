@@ -125,54 +125,121 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a claim still running is in progress; a lapsed one is taken over and its late change refused", arguments: TestBackend.available)
-    func leaseAndTakeover(backend: TestBackend) async throws {
+    @Test("identical keyed requests at once apply once; the others get that answer or are told to retry", arguments: TestBackend.available)
+    func simultaneousRepeatsApplyOnce(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let path = "/users/idem-race/user-backup-share?backupMethod=PASSWORD"
+            let body = JSONValue.object([("cipherText", .string(try Fixtures.cipherText(method: .password)))])
+            let token = try await world.token(for: "idem-race", purpose: "addOrUpdateRecovery")
+            let headers = world.bearer(token) + [("Idempotency-Key", Self.key())]
+            // The token is single use: a repeat that ran its route after the first had spent it, and
+            // answered with its own refusal, would be a 401 here.
+            let answers = try await withThrowingTaskGroup(of: APIResponse.self) { group in
+                for _ in 0..<8 { group.addTask { try await world.send(.PUT, path, json: body, headers: headers) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let applied = answers.filter { $0.status == 204 && Self.header($0, "Idempotent-Replayed") == nil }
+            #expect(applied.count == 1, "\(answers.map(\.status))")
+            for answer in answers where !(answer.status == 204) {
+                #expect(answer.status == 409 && answer.errorCode == "requestInProgress", "\(answer.text)")
+            }
+            let repeated = try await world.send(.PUT, path, json: body, headers: headers)
+            #expect(repeated.status == 204 && Self.header(repeated, "Idempotent-Replayed") == "true")
+            #expect(try await Self.keyRows(world) == 1)
+        }
+    }
+
+    @Test("a repeat that started before the first's change and ran after it answers as a repeat, not with its own refusal", arguments: TestBackend.available)
+    func lateRepeatsAnswerAsRepeats(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let client = SessionClient(world: world, clientId: "idem-finish")
+            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-idem")
+            try await client.register(signing[1])
+            let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let session = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token)
+            // One body for all (the dealing's sealing is random), sent by repeats started a millisecond
+            // apart: a repeat that looked at the key before the first finish committed, and read the
+            // session after, finds it finished; its own answer would be 409 conflict.
+            let body = JSONValue.object([("clientDealing", try client.outgoing(session))])
+            let headers = world.bearer(token) + [("Idempotency-Key", Self.key())]
+            let answers = try await withThrowingTaskGroup(of: APIResponse.self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        try await Task.sleep(for: .milliseconds(index))
+                        return try await world.send(
+                            .POST, "/recovery/sessions/\(session.sessionId)/finish", json: body, headers: headers)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let applied = answers.filter { $0.status == 200 && Self.header($0, "Idempotent-Replayed") == nil }
+            #expect(applied.count == 1, "\(answers.map(\.status))")
+            for answer in answers where answer.status != 200 {
+                #expect(answer.status == 409 && answer.errorCode == "requestInProgress", "\(answer.text)")
+            }
+        }
+    }
+
+    @Test("the first change takes the key; a repeat meanwhile is in progress, a competing change rolls back, a retired key is taken again", arguments: TestBackend.available)
+    func takingTheKey(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let storage = try world.inspector()
             defer { Task { await storage.close() } }
             let now = world.clock.clock.now
             let fingerprint = Array(repeating: UInt8(7), count: 32)
-            @Sendable func claim(_ owner: String) -> IdempotencyClaim {
-                IdempotencyClaim(scope: "scope", key: "k", owner: owner, keepUntil: now + 86_400)
+            @Sendable func claim(_ owner: String, at time: Int64) -> IdempotencyClaim {
+                IdempotencyClaim(
+                    scope: "scope", key: "k", fingerprint: fingerprint, owner: owner, now: time, leaseUntil: time + 60,
+                    keepUntil: time + 86_400)
             }
-            func reserve(_ owner: String, at time: Int64, fingerprint: [UInt8] = fingerprint) async throws
-                -> IdempotencyReservation
-            {
-                try await storage.reserveIdempotencyKey(
-                    scope: "scope", key: "k", fingerprint: fingerprint, owner: owner, now: time, leaseUntil: time + 60)
+            func state(at time: Int64, fingerprint: [UInt8] = fingerprint) async throws -> IdempotencyKeyState {
+                try await storage.idempotencyKeyState(scope: "scope", key: "k", fingerprint: fingerprint, now: time)
             }
-            guard case .proceed = try await reserve("a", at: now) else { Issue.record("first claim"); return }
-            guard case .inProgress = try await reserve("b", at: now + 1) else { Issue.record("in progress"); return }
-            guard case .mismatch = try await reserve("b", at: now + 1, fingerprint: [1]) else {
+            /// A change (a row in `spent_tokens`) made under `claim`; whether its row is there after.
+            func change(_ id: String, under claim: IdempotencyClaim) async throws -> Bool {
+                do {
+                    try await storage.transaction { transaction -> Void in
+                        try await transaction.query(
+                            "INSERT INTO spent_tokens (token_id, expires_at) VALUES (?, ?)", .text(id), .integer(now + 600))
+                        try await claim.markApplied(in: transaction)
+                    }
+                } catch let error as APIError {
+                    #expect(error.code == .requestInProgress)
+                }
+                return try await !storage.read {
+                    try await $0.query("SELECT token_id FROM spent_tokens WHERE token_id = ?", [.text(id)])
+                }.isEmpty
+            }
+            guard case .free = try await state(at: now) else { Issue.record("a new key"); return }
+            let a = claim("a", at: now)
+            #expect(try await change("a1", under: a))
+            #expect(a.written.withLock { $0 })
+            guard case .inProgress = try await state(at: now + 1) else { Issue.record("applied, running"); return }
+            guard case .mismatch = try await state(at: now + 1, fingerprint: [1]) else {
                 Issue.record("another request"); return
             }
-            // a's lease lapses; b takes the key over.
-            guard case .proceed = try await reserve("b", at: now + 61) else { Issue.record("takeover"); return }
-            // a's late change: its transaction fails at the claim and rolls back what it wrote.
-            await #expect(throws: APIError.self) {
-                try await storage.transaction { transaction -> Void in
-                    try await transaction.query(
-                        "INSERT INTO spent_tokens (token_id, expires_at) VALUES (?, ?)", .text("late"), .integer(now + 600))
-                    try await claim("a").markApplied(in: transaction)
-                }
-            }
-            let late = try await storage.read {
-                try await $0.query("SELECT token_id FROM spent_tokens WHERE token_id = ?", [.text("late")])
-            }
-            #expect(late.isEmpty)
-            // b's change commits with its claim. Until its answer is kept, a repeat is told to wait while
-            // b's lease (from now + 61) runs, and that the answer was lost after it.
-            try await storage.transaction { transaction -> Void in try await claim("b").markApplied(in: transaction) }
-            guard case .inProgress = try await reserve("c", at: now + 120) else { Issue.record("applied, running"); return }
-            guard case .answerLost = try await reserve("c", at: now + 122) else { Issue.record("applied, lost"); return }
-            // b's answer is kept and replayed.
-            try await storage.finishIdempotencyKey(claim("b"), status: 201, contentType: "application/json", sealedBody: [9])
-            guard case .replay(let status, let contentType, let body) = try await reserve("c", at: now + 62) else {
+            // A repeat that ran at the same time: its change fails at the key and rolls back.
+            let b = claim("b", at: now + 1)
+            #expect(try await !change("b1", under: b))
+            #expect(!b.written.withLock { $0 })
+            // a's second transaction takes its own key again.
+            #expect(try await change("a2", under: a))
+            // After a's lease the answer counts as lost; once kept, it is replayed.
+            guard case .answerLost = try await state(at: now + 61) else { Issue.record("applied, lost"); return }
+            try await storage.finishIdempotencyKey(a, status: 201, contentType: "application/json", sealedBody: [9])
+            guard case .replay(let status, let contentType, let body) = try await state(at: now + 62) else {
                 Issue.record("replay"); return
             }
             #expect(status == 201 && contentType == "application/json" && body == [9])
-            // Past its retention the key is free again.
-            guard case .proceed = try await reserve("d", at: now + 86_401) else { Issue.record("expiry"); return }
+            // Past its retention the key is free, and the next change takes it.
+            guard case .free = try await state(at: now + 86_400) else { Issue.record("expiry"); return }
+            #expect(try await change("c1", under: claim("c", at: now + 86_400)))
+            guard case .inProgress = try await state(at: now + 86_401) else { Issue.record("taken again"); return }
+            // A claim that never wrote keeps nothing and frees nothing.
+            let d = claim("d", at: now + 86_401)
+            try await storage.finishIdempotencyKey(d, status: 400, contentType: nil, sealedBody: [])
+            try await storage.releaseIdempotencyKey(d)
+            guard case .inProgress = try await state(at: now + 86_401) else { Issue.record("untouched"); return }
         }
     }
 }

@@ -12,7 +12,13 @@ extension ServerState {
             // Only the stable code, as the client saw it: a message could quote input.
             event.detail.reason = (error as? APIError)?.code ?? .internalError
             do {
-                try await storage.recordAudit(event)
+                if (error as? APIError)?.code == .requestInProgress {
+                    // This request lost its Idempotency-Key to a repeat of itself: its failure is
+                    // recorded, but the key is not this request's to take.
+                    try await IdempotencyClaim.$current.withValue(nil) { try await storage.recordAudit(event) }
+                } else {
+                    try await storage.recordAudit(event)
+                }
             } catch let auditError {
                 logger.error(
                     "audit row not recorded",

@@ -9,12 +9,14 @@ import ShareRecovery
 /// Idempotent mutating requests (docs/server.md, "Idempotent requests"). A POST, PUT or DELETE that
 /// carries `Idempotency-Key` is applied at most once per key:
 ///
-/// - the first request claims the key (a row in `idempotency_keys`) and runs; every write
-///   transaction it makes marks the claim *applied* in its own commit (``IdempotencyClaim``);
+/// - before the route runs, the key is only looked at: a request that changes nothing never writes it;
+/// - the request's first write transaction takes the key in its own commit (a row *applied*, owned by
+///   this request; ``IdempotencyClaim``); if another request with the key took it first, that
+///   transaction rolls back and the request is answered as a repeat;
 /// - if it committed a write transaction, its answer (any status but 429) is kept, sealed, for
 ///   ``ServerConfiguration/idempotencyRetentionSeconds``, and a repeat gets that answer with
-///   `Idempotent-Replayed: true` and changes nothing; if it committed none, the key is freed and a
-///   repeat simply runs again (so requests refused up front leave no rows behind);
+///   `Idempotent-Replayed: true` and changes nothing; a repeat of a request that changed nothing
+///   simply runs again;
 /// - a repeat while the first still runs gets 409 `requestInProgress` (retry shortly); a key reused
 ///   for another method, path or body gets 422 `idempotencyKeyReused`.
 ///
@@ -49,27 +51,11 @@ struct IdempotencyMiddleware: RouterMiddleware {
         let now = state.now
         let configuration = state.configuration
         let claim = IdempotencyClaim(
-            scope: scope(of: request), key: key, owner: Hex.encode(SystemRandom().bytes(count: 16)),
+            scope: scope(of: request), key: key, fingerprint: fingerprint(of: request, body: body),
+            owner: Hex.encode(SystemRandom().bytes(count: 16)), now: now,
+            leaseUntil: now + Int64(configuration.idempotencyLeaseSeconds),
             keepUntil: now + Int64(configuration.idempotencyRetentionSeconds))
-        switch try await state.storage.reserveIdempotencyKey(
-            scope: claim.scope, key: key, fingerprint: fingerprint(of: request, body: body), owner: claim.owner, now: now,
-            leaseUntil: now + Int64(configuration.idempotencyLeaseSeconds))
-        {
-        case .proceed: break
-        case .replay(let status, let contentType, let sealedBody):
-            return try replay(claim, status: status, contentType: contentType, sealedBody: sealedBody)
-        case .mismatch:
-            throw APIError(
-                .unprocessableContent, .idempotencyKeyReused,
-                "this Idempotency-Key was used for another request; use a new key for a new request")
-        case .inProgress:
-            throw APIError(
-                .conflict, .requestInProgress, "a request with this Idempotency-Key is still being applied; retry shortly")
-        case .answerLost:
-            throw APIError(
-                .conflict, .conflict,
-                "a request with this Idempotency-Key was applied, but its answer was not kept; read the resource's state")
-        }
+        if let earlier = try await earlierAnswer(for: claim) { return earlier }
 
         var response: Response
         do {
@@ -82,12 +68,40 @@ struct IdempotencyMiddleware: RouterMiddleware {
                 throw error
             }
         }
+        // A refusal that changed nothing may be the loser of a race with a repeat of itself, which
+        // took the key first (a spent token, a session already finished): the repeat's answer is the
+        // one to give.
+        if response.status.code >= 400, !claim.written.withLock({ $0 }), let earlier = try await earlierAnswer(for: claim) {
+            return earlier
+        }
         return try await keep(response, under: claim)
     }
 
-    /// Keeps the answer if the request committed a write (else frees the key), and returns it. A 429
-    /// is never kept: its only change was a rate-limit counter.
+    /// The answer a repeat gets when a request with this key changed something before (its kept
+    /// answer, or an error saying why there is none yet), or `nil` when the key is free.
+    private func earlierAnswer(for claim: IdempotencyClaim) async throws -> Response? {
+        switch try await state.storage.idempotencyKeyState(
+            scope: claim.scope, key: claim.key, fingerprint: claim.fingerprint, now: claim.now)
+        {
+        case .free: return nil
+        case .replay(let status, let contentType, let sealedBody):
+            return try replay(claim, status: status, contentType: contentType, sealedBody: sealedBody)
+        case .mismatch:
+            throw APIError(
+                .unprocessableContent, .idempotencyKeyReused,
+                "this Idempotency-Key was used for another request; use a new key for a new request")
+        case .inProgress: throw IdempotencyClaim.takenByAnother
+        case .answerLost:
+            throw APIError(
+                .conflict, .conflict,
+                "a request with this Idempotency-Key was applied, but its answer was not kept; read the resource's state")
+        }
+    }
+
+    /// Keeps the answer if the request wrote its claim, and returns it. A 429 is never kept: its only
+    /// change was a rate-limit counter, so its claim is freed.
     private func keep(_ response: Response, under claim: IdempotencyClaim) async throws -> Response {
+        guard claim.written.withLock({ $0 }) else { return response }
         if response.status == .tooManyRequests {
             try await state.storage.releaseIdempotencyKey(claim)
             return response
