@@ -180,6 +180,36 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("a refusal's audit row does not take the key: a repeat runs again, and the change then takes it", arguments: TestBackend.available)
+    func refusalAuditsLeaveTheKeyFree(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let client = SessionClient(world: world, clientId: "idem-refused")
+            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-idem-refused")
+            try await client.register(signing[1])
+            let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
+            let session = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token)
+            let path = "/recovery/sessions/\(session.sessionId)/finish"
+            let headers = world.bearer(token) + [("Idempotency-Key", Self.key())]
+            let audit = AuditWatcher(world: world)
+            try await audit.skip()
+            // A dealing that does not decode: refused inside the audited step, so a backupFailed row
+            // is written, yet the refusal is not kept.
+            let bad = JSONValue.object([("clientDealing", .object([]))])
+            for _ in 0..<2 {
+                let refused = try await world.send(.POST, path, json: bad, headers: headers)
+                #expect(refused.status == 400, "\(refused.text)")
+                #expect(Self.header(refused, "Idempotent-Replayed") == nil)
+            }
+            try await audit.appended([.backupFailed, .backupFailed], account: client.clientId)
+            #expect(try await Self.keyRows(world) == 0)
+            // The honest finish under the same key (another body, but the key is free) takes it.
+            let body = JSONValue.object([("clientDealing", try client.outgoing(session))])
+            #expect(try await world.send(.POST, path, json: body, headers: headers).status == 200)
+            let repeated = try await world.send(.POST, path, json: body, headers: headers)
+            #expect(repeated.status == 200 && Self.header(repeated, "Idempotent-Replayed") == "true")
+        }
+    }
+
     @Test("the first change takes the key; a repeat meanwhile is in progress, a competing change rolls back, a retired key is taken again", arguments: TestBackend.available)
     func takingTheKey(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
@@ -213,7 +243,7 @@ struct IdempotencyTests {
             guard case .free = try await state(at: now) else { Issue.record("a new key"); return }
             let a = claim("a", at: now)
             #expect(try await change("a1", under: a))
-            #expect(a.written.withLock { $0 })
+            #expect(a.isWritten)
             guard case .inProgress = try await state(at: now + 1) else { Issue.record("applied, running"); return }
             guard case .mismatch = try await state(at: now + 1, fingerprint: [1]) else {
                 Issue.record("another request"); return
@@ -221,7 +251,7 @@ struct IdempotencyTests {
             // A repeat that ran at the same time: its change fails at the key and rolls back.
             let b = claim("b", at: now + 1)
             #expect(try await !change("b1", under: b))
-            #expect(!b.written.withLock { $0 })
+            #expect(!b.isWritten)
             // a's second transaction takes its own key again.
             #expect(try await change("a2", under: a))
             // After a's lease the answer counts as lost; once kept, it is replayed.

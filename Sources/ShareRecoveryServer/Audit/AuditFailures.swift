@@ -12,13 +12,10 @@ extension ServerState {
             // Only the stable code, as the client saw it: a message could quote input.
             event.detail.reason = (error as? APIError)?.code ?? .internalError
             do {
-                if (error as? APIError)?.code == .requestInProgress {
-                    // This request lost its Idempotency-Key to a repeat of itself: its failure is
-                    // recorded, but the key is not this request's to take.
-                    try await IdempotencyClaim.$current.withValue(nil) { try await storage.recordAudit(event) }
-                } else {
-                    try await storage.recordAudit(event)
-                }
+                // A refusal is not a change: its row does not take the request's Idempotency-Key,
+                // which a repeat of the request may take (or has taken) with the change itself.
+                let claim = IdempotencyClaim.current.flatMap { $0.isWritten ? $0 : nil }
+                try await IdempotencyClaim.$current.withValue(claim) { try await storage.recordAudit(event) }
             } catch let auditError {
                 logger.error(
                     "audit row not recorded",

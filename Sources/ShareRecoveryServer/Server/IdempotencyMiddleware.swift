@@ -71,7 +71,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         // A refusal that changed nothing may be the loser of a race with a repeat of itself, which
         // took the key first (a spent token, a session already finished): the repeat's answer is the
         // one to give.
-        if response.status.code >= 400, !claim.written.withLock({ $0 }), let earlier = try await earlierAnswer(for: claim) {
+        if response.status.code >= 400, !claim.isWritten, let earlier = try await earlierAnswer(for: claim) {
             return earlier
         }
         return try await keep(response, under: claim)
@@ -101,7 +101,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
     /// Keeps the answer if the request wrote its claim, and returns it. A 429 is never kept: its only
     /// change was a rate-limit counter, so its claim is freed.
     private func keep(_ response: Response, under claim: IdempotencyClaim) async throws -> Response {
-        guard claim.written.withLock({ $0 }) else { return response }
+        guard claim.isWritten else { return response }
         if response.status == .tooManyRequests {
             try await state.storage.releaseIdempotencyKey(claim)
             return response
@@ -113,8 +113,10 @@ struct IdempotencyMiddleware: RouterMiddleware {
         response.body = ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
         let sealed = try state.sealer.seal(
             SecureBytes(copying: bytes), table: "idempotency_keys", row: [claim.scope, claim.key])
-        try await state.storage.finishIdempotencyKey(
+        let kept = try await state.storage.finishIdempotencyKey(
             claim, status: Int(response.status.code), contentType: response.headers[.contentType], sealedBody: sealed)
+        // Not kept: the transaction that took the key rolled back, so the key may be a repeat's.
+        if !kept, let earlier = try await earlierAnswer(for: claim) { return earlier }
         return response
     }
 

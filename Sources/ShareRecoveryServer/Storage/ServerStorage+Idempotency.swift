@@ -26,6 +26,9 @@ struct IdempotencyClaim: Sendable {
     /// never wrote a statement to end their claim.
     let written = Locked(false)
 
+    /// Whether a transaction of this request wrote the claim (``written``).
+    var isWritten: Bool { written.withLock { $0 } }
+
     /// The claim of the request this task serves, if it sent a key.
     @TaskLocal static var current: IdempotencyClaim?
 
@@ -103,28 +106,30 @@ extension ServerStorage {
     }
 
     /// Keeps a request's answer until the claim's `keepUntil`, if the request changed something (its
-    /// claim was written). A request that never wrote its claim has nothing to keep: its key stays free.
+    /// claim was written).
+    /// - Returns: Whether the answer was kept: not if the request never wrote its claim (its key stays
+    ///   free), nor if the transaction that wrote it rolled back (the row is another request's, or
+    ///   there is none).
+    @discardableResult
     func finishIdempotencyKey(
         _ claim: IdempotencyClaim, status: Int, contentType: String?, sealedBody: [UInt8]
-    ) async throws {
-        guard claim.written.withLock({ $0 }) else { return }
-        // Only a row still this request's and applied: if the claim's transaction rolled back, the
-        // row is another request's or there is none, and nothing is kept.
-        try await statementTransaction { transaction -> Void in
+    ) async throws -> Bool {
+        guard claim.isWritten else { return false }
+        return try await !statementTransaction { transaction in
             try await transaction.query(
                 """
                 UPDATE idempotency_keys SET state = 'done', status = ?, content_type = ?, sealed_body = ?, expires_at = ?
-                WHERE scope = ? AND idempotency_key = ? AND owner = ? AND state = 'applied'
+                WHERE scope = ? AND idempotency_key = ? AND owner = ? AND state = 'applied' RETURNING owner
                 """, .integer(Int64(status)), contentType.map(SQLValue.text) ?? .null, .blob(sealedBody),
                 .integer(claim.keepUntil), .text(claim.scope), .text(claim.key), .text(claim.owner))
-        }
+        }.isEmpty
     }
 
     /// Frees a key whatever its request did: for a request that failed before any answer (malformed
     /// HTTP), and for a rate-limited one, whose only write was its counter (keeping such answers
     /// would let a client grow the table at the rate it can send). A repeat runs afresh.
     func releaseIdempotencyKey(_ claim: IdempotencyClaim) async throws {
-        guard claim.written.withLock({ $0 }) else { return }
+        guard claim.isWritten else { return }
         try await statementTransaction { transaction -> Void in
             try await transaction.query(
                 "DELETE FROM idempotency_keys WHERE scope = ? AND idempotency_key = ? AND owner = ?",
