@@ -15,6 +15,17 @@ struct IdempotencyTests {
         response.headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
+    /// A backup session opened for a new 2-of-2 wallet of `clientId`, with its addOrUpdateRecovery token.
+    static func openBackup(_ world: TestWorld, clientId: String) async throws
+        -> (SessionClient, String, SessionClient.Opened)
+    {
+        let client = SessionClient(world: world, clientId: clientId)
+        let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-\(clientId)")
+        try await client.register(signing[1])
+        let token = try await world.token(for: clientId, purpose: "addOrUpdateRecovery")
+        return (client, token, try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token))
+    }
+
     /// Rows in `idempotency_keys`, read through a second connection.
     static func keyRows(_ world: TestWorld) async throws -> Int {
         let storage = try world.inspector()
@@ -152,11 +163,7 @@ struct IdempotencyTests {
     @Test("a repeat that started before the first's change and ran after it answers as a repeat, not with its own refusal", arguments: TestBackend.available)
     func lateRepeatsAnswerAsRepeats(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
-            let client = SessionClient(world: world, clientId: "idem-finish")
-            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-idem")
-            try await client.register(signing[1])
-            let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
-            let session = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token)
+            let (client, token, session) = try await Self.openBackup(world, clientId: "idem-finish")
             // One body for all (the dealing's sealing is random), sent by repeats started a millisecond
             // apart: a repeat that looked at the key before the first finish committed, and read the
             // session after, finds it finished; its own answer would be 409 conflict.
@@ -183,11 +190,7 @@ struct IdempotencyTests {
     @Test("a refusal's audit row does not take the key: a repeat runs again, and the change then takes it", arguments: TestBackend.available)
     func refusalAuditsLeaveTheKeyFree(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
-            let client = SessionClient(world: world, clientId: "idem-refused")
-            let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-idem-refused")
-            try await client.register(signing[1])
-            let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
-            let session = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token)
+            let (client, token, session) = try await Self.openBackup(world, clientId: "idem-refused")
             let path = "/recovery/sessions/\(session.sessionId)/finish"
             let headers = world.bearer(token) + [("Idempotency-Key", Self.key())]
             let audit = AuditWatcher(world: world)
