@@ -26,6 +26,20 @@ struct IdempotencyTests {
         return (client, token, try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token))
     }
 
+    /// Answers to one keyed request sent several times at once: exactly one applied it (`status`, not
+    /// replayed); every other got that answer replayed or 409 requestInProgress.
+    static func expectAppliedOnce(
+        _ answers: [APIResponse], status: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let applied = answers.filter { $0.status == status && header($0, "Idempotent-Replayed") == nil }
+        #expect(applied.count == 1, "\(answers.map(\.status))", sourceLocation: sourceLocation)
+        for answer in answers where answer.status != status {
+            #expect(
+                answer.status == 409 && answer.errorCode == "requestInProgress", "\(answer.text)",
+                sourceLocation: sourceLocation)
+        }
+    }
+
     /// Rows in `idempotency_keys`, read through a second connection.
     static func keyRows(_ world: TestWorld) async throws -> Int {
         let storage = try world.inspector()
@@ -149,11 +163,7 @@ struct IdempotencyTests {
                 for _ in 0..<8 { group.addTask { try await world.send(.PUT, path, json: body, headers: headers) } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            let applied = answers.filter { $0.status == 204 && Self.header($0, "Idempotent-Replayed") == nil }
-            #expect(applied.count == 1, "\(answers.map(\.status))")
-            for answer in answers where !(answer.status == 204) {
-                #expect(answer.status == 409 && answer.errorCode == "requestInProgress", "\(answer.text)")
-            }
+            Self.expectAppliedOnce(answers, status: 204)
             let repeated = try await world.send(.PUT, path, json: body, headers: headers)
             #expect(repeated.status == 204 && Self.header(repeated, "Idempotent-Replayed") == "true")
             #expect(try await Self.keyRows(world) == 1)
@@ -179,11 +189,7 @@ struct IdempotencyTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            let applied = answers.filter { $0.status == 200 && Self.header($0, "Idempotent-Replayed") == nil }
-            #expect(applied.count == 1, "\(answers.map(\.status))")
-            for answer in answers where answer.status != 200 {
-                #expect(answer.status == 409 && answer.errorCode == "requestInProgress", "\(answer.text)")
-            }
+            Self.expectAppliedOnce(answers, status: 200)
         }
     }
 

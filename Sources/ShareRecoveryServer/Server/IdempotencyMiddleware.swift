@@ -68,12 +68,6 @@ struct IdempotencyMiddleware: RouterMiddleware {
                 throw error
             }
         }
-        // A refusal that changed nothing may be the loser of a race with a repeat of itself, which
-        // took the key first (a spent token, a session already finished): the repeat's answer is the
-        // one to give.
-        if response.status.code >= 400, !claim.isWritten, let earlier = try await earlierAnswer(for: claim) {
-            return earlier
-        }
         return try await keep(response, under: claim)
     }
 
@@ -99,9 +93,14 @@ struct IdempotencyMiddleware: RouterMiddleware {
     }
 
     /// Keeps the answer if the request wrote its claim, and returns it. A 429 is never kept: its only
-    /// change was a rate-limit counter, so its claim is freed.
+    /// change was a rate-limit counter, so its claim is freed. A refusal that is not kept may have lost
+    /// a race with a repeat of itself, which took the key first (a spent token, a session already
+    /// finished): then the repeat's answer is the one to give.
     private func keep(_ response: Response, under claim: IdempotencyClaim) async throws -> Response {
-        guard claim.isWritten else { return response }
+        guard claim.isWritten else {
+            if response.status.code >= 400, let earlier = try await earlierAnswer(for: claim) { return earlier }
+            return response
+        }
         if response.status == .tooManyRequests {
             try await state.storage.releaseIdempotencyKey(claim)
             return response
