@@ -63,5 +63,7 @@ struct MeteredStorage: ServerStorage {
         }
     }
 
+    var auditBatches: AuditBatches? { base.auditBatches }
+
     func close() async { await base.close() }
 }

@@ -25,6 +25,7 @@ package final class PostgresStorage: ServerStorage {
     /// Whether statements are prepared once per connection (``PostgresTransaction``): only once the
     /// schema is migrated, so that a statement is never prepared against tables about to change.
     private let prepares = Locked(false)
+    package let auditBatches: AuditBatches? = AuditBatches()
 
     /// Connects lazily (the pool opens connections on demand).
     /// - Parameters:

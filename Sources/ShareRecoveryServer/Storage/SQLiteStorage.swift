@@ -71,6 +71,8 @@ package final class SQLiteStorage: ServerStorage {
         try await body(SQLiteStatements(pool: pool, readOnly: true))
     }
 
+    package var auditBatches: AuditBatches? { nil }
+
     package func close() async {
         try? pool.close()
     }

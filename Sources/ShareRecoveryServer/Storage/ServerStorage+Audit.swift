@@ -20,14 +20,19 @@ extension ServerStorage {
         guard !events.isEmpty else { return }
         // Counted by /metrics when (and only if) the transaction commits.
         CommittedEvents.current?.append(events)
-        for event in events {
-            let (fields, encoding) = auditValues(event)
-            switch transaction.dialect {
-            case .postgres:
-                try await transaction.query("\(pendingInsert) VALUES (?, ?, ?, ?, ?, ?)", fields + [.blob(encoding)])
-            case .sqlite:
-                guard
-                    let head = try await transaction.query("SELECT seq, hash FROM audit_head WHERE id = 1").first
+        switch transaction.dialect {
+        case .postgres:
+            // One statement for all of them (a batch of ``AuditBatches`` holds up to 64).
+            let values = events.flatMap { event in
+                let (fields, encoding) = auditValues(event)
+                return fields + [.blob(encoding)]
+            }
+            let rows = repeatElement("(?, ?, ?, ?, ?, ?)", count: events.count).joined(separator: ", ")
+            try await transaction.query("\(pendingInsert) VALUES \(rows)", values)
+        case .sqlite:
+            for event in events {
+                let (fields, encoding) = auditValues(event)
+                guard let head = try await transaction.query("SELECT seq, hash FROM audit_head WHERE id = 1").first
                 else { throw Self.noChainHead }
                 let previous = try head.blob("hash")
                 try await transaction.query(
@@ -58,10 +63,43 @@ extension ServerStorage {
         ShareRecoveryError(.storageFailure, "the audit chain has no head row (audit_head): the database's migrations did not run")
     }
 
-    /// Appends events that go with no other change (a failure after its change rolled back), in a
-    /// transaction of their own.
-    func recordAudit(_ events: AuditEvent...) async throws {
-        try await transaction { transaction in try await Self.appendAudit(events, in: transaction) }
+    /// Appends events that go with no other change (a failure after its change rolled back), committed
+    /// before it returns: on PostgreSQL joined with those of concurrent requests (``AuditBatches``), else
+    /// in a transaction of their own. A request whose `Idempotency-Key` is to be taken with them
+    /// (``IdempotencyClaim``) commits them in its own transaction, which takes the key.
+    func recordAudit(_ events: [AuditEvent]) async throws {
+        guard !events.isEmpty else { return }
+        guard let batches = auditBatches, IdempotencyClaim.current == nil else {
+            return try await transaction { transaction in try await Self.appendAudit(events, in: transaction) }
+        }
+        try await batches.append(events) { batch in
+            try await statementTransaction { transaction in try await Self.appendAudit(batch, in: transaction) }
+        }
+    }
+
+    func recordAudit(_ events: AuditEvent...) async throws { try await recordAudit(events) }
+
+    /// An audited read: `body` reads, and the events `audit` makes of its result are committed before
+    /// the result is returned, so nothing is served unrecorded. On SQLite the read and the append are
+    /// one transaction of the writer. On PostgreSQL the read runs alone and the rows are appended by
+    /// ``recordAudit(_:)-([AuditEvent])``, joined with those of concurrent reads: an audited read does
+    /// not wait for the chain's head and a flush of its own. (A change that commits between the read
+    /// and its row can precede the row in the chain; at READ COMMITTED that was already so when both
+    /// were one statement, whose row took its place in the chain at commit.)
+    func auditedRead<Result: Sendable>(
+        _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result,
+        audit: @escaping @Sendable (Result) -> [AuditEvent]
+    ) async throws -> Result {
+        guard auditBatches != nil, IdempotencyClaim.current == nil else {
+            return try await transaction { transaction in
+                let result = try await body(transaction)
+                try await Self.appendAudit(audit(result), in: transaction)
+                return result
+            }
+        }
+        let result = try await read(body)
+        try await recordAudit(audit(result))
+        return result
     }
 
     /// An account's rows after `sequence`, oldest first, at most `limit`.

@@ -35,17 +35,15 @@ extension ServerStorage {
         }
     }
 
-    /// Every share of the client, read in the transaction that appends its `custodianSharesServed` row.
+    /// Every share of the client, served only once its `custodianSharesServed` row is committed
+    /// (``auditedRead(_:audit:)``).
     func serveBackupShares(clientId: String, origin: AuditOrigin) async throws -> [String] {
-        try await transaction { transaction in
-            let shares = try await transaction.query(
+        try await auditedRead { transaction in
+            try await transaction.query(
                 "SELECT share_json FROM backup_shares WHERE client_id = ? ORDER BY method, curve, party_index",
                 .text(clientId)
             ).map { try $0.text("share_json") }
-            try await Self.appendAudit(
-                [origin.event(.custodianSharesServed, account: clientId) { $0.count = shares.count }], in: transaction)
-            return shares
-        }
+        } audit: { shares in [origin.event(.custodianSharesServed, account: clientId) { $0.count = shares.count }] }
     }
 
     /// Deletes the client's shares of a method, with a `custodianSharesDeleted` row.

@@ -28,39 +28,15 @@ extension ServerStorage {
         }
     }
 
-    /// The cipherText, read in the transaction that appends its `cipherTextRead` row: nothing is served
-    /// unrecorded.
+    /// The cipherText, served only once its `cipherTextRead` row is committed (``auditedRead(_:audit:)``):
+    /// nothing is served unrecorded.
     func readCipherText(userId: String, method: BackupMethod, origin: AuditOrigin) async throws -> String? {
         let event = origin.event(.cipherTextRead, account: userId) { $0.method = method }
-        guard dialect == .postgres else {
-            return try await transaction { transaction in
-                guard
-                    let text = try await transaction.query(
-                        "SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId),
-                        .text(method.name)
-                    ).first?.text("cipher_text")
-                else { return nil }
-                try await Self.appendAudit([event], in: transaction)
-                return text
-            }
-        }
-        // The integrator's most frequent request, in one round trip: one statement reads the cipherText
-        // and, if there is one, inserts its pending audit row, which the chain's trigger appends when
-        // the statement commits (Migrations+AuditHead.swift).
-        let (fields, encoding) = Self.auditValues(event)
-        return try await statementTransaction { transaction in
-            guard
-                let text = try await transaction.query(
-                    """
-                    WITH found AS (SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?),
-                    pending AS (\(Self.pendingInsert) SELECT ?, ?, ?, ?, ?, ? FROM found)
-                    SELECT cipher_text FROM found
-                    """, [.text(userId), .text(method.name)] + fields + [.blob(encoding)]
-                ).first?.text("cipher_text")
-            else { return nil }
-            CommittedEvents.current?.append([event])
-            return text
-        }
+        return try await auditedRead { transaction in
+            try await transaction.query(
+                "SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId), .text(method.name)
+            ).first?.text("cipher_text")
+        } audit: { text in text == nil ? [] : [event] }
     }
 
     /// Deletes a cipherText, spending the token only when there was one to delete, with its

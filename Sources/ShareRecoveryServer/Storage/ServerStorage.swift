@@ -72,7 +72,7 @@ extension SQLTransaction {
 }
 
 /// Which SQL the backend speaks, where the two differ: schema types, the audit chain's append
-/// (ServerStorage+Audit.swift) and PostgreSQL's one-statement cipherText GET. Every other statement is written in the common subset of SQLite ≥ 3.35
+/// (ServerStorage+Audit.swift). Every other statement is written in the common subset of SQLite ≥ 3.35
 /// and PostgreSQL ≥ 12 (`ON CONFLICT`, `RETURNING`).
 package enum SQLDialect: Sendable {
     case sqlite
@@ -111,6 +111,10 @@ package protocol ServerStorage: Sendable {
     /// run on reader connections, concurrently with the writer). For lookups of one statement.
     func read<Result: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) async throws -> Result) async throws
         -> Result
+
+    /// Where audit rows that go with no other change are joined with those of concurrent requests
+    /// (``AuditBatches``): PostgreSQL's; `nil` on SQLite, whose one writer commits in groups already.
+    var auditBatches: AuditBatches? { get }
 
     /// Releases connections. Further calls fail.
     func close() async
