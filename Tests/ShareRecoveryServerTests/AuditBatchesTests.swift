@@ -6,7 +6,7 @@ import Testing
 /// Audit rows with no other change, joined on PostgreSQL (docs/server.md, "Audit trail"): callers that
 /// arrive while a batch commits form the next one, each returns only once its own batch committed, and
 /// a failed batch fails its callers and no one else.
-@Suite("Audit batches")
+@Suite("Audit batches", .timeLimit(.minutes(1)))
 struct AuditBatchesTests {
     @Test("callers that wait while a batch commits are committed together, at most 64 events a batch, each after its batch")
     func joining() async throws {
@@ -45,6 +45,23 @@ struct AuditBatchesTests {
         await #expect(throws: CommitLog.Refused.self) { try await first.value }
         for task in later { try await task.value }
         #expect(log.batches.map(\.count) == [1, 3])
+    }
+
+    @Test("callers are committed oldest first, and a batcher that went idle starts again")
+    func orderAndRestart() async throws {
+        let batches = AuditBatches()
+        let log = CommitLog()
+        var tasks = [Task { try await batches.append([Self.event(0)], commit: log.commit) }]
+        try await Self.until { log.batches.count == 1 }
+        for index in 1...3 {
+            tasks.append(Task { try await batches.append([Self.event(index)], commit: log.commit) })
+            try await Self.until { batches.waitingCount == index }
+        }
+        log.open()
+        for task in tasks { try await task.value }
+        #expect(log.batches == [["r0"], ["r1", "r2", "r3"]])
+        try await batches.append([Self.event(4)], commit: log.commit)
+        #expect(log.batches.last == ["r4"])
     }
 
     @Test("one caller's events stay together in one batch, even beyond 64")

@@ -71,6 +71,22 @@ struct IdempotencyTests {
         }
     }
 
+    @Test("a keyed /backup/fetch takes its key with its audit row: a repeat is replayed and served once", arguments: TestBackend.available)
+    func keyedFetchReplays(backend: TestBackend) async throws {
+        try await TestWorld.with(backend) { world in
+            let headers = world.webhookHeaders + [("Idempotency-Key", Self.key())]
+            let body = JSONValue.object([("clientId", .string("idem-fetch"))])
+            let first = try await world.send(.POST, "/webhook/backup/fetch", json: body, headers: headers)
+            #expect(first.status == 200 && Self.header(first, "Idempotent-Replayed") == nil, "\(first.text)")
+            let repeated = try await world.send(.POST, "/webhook/backup/fetch", json: body, headers: headers)
+            #expect(repeated.status == 200 && Self.header(repeated, "Idempotent-Replayed") == "true", "\(repeated.text)")
+            // Had the row been joined into a batch (AuditBatches), no transaction would have taken the
+            // key: the repeat would have run, and been served and audited, again.
+            #expect(try await world.auditRows().filter { $0.event == "custodianSharesServed" }.count == 1)
+            #expect(try await Self.keyRows(world) == 1)
+        }
+    }
+
     @Test("a verify whose answer was lost returns the same token again, once per key", arguments: TestBackend.available)
     func verifyReplaysItsToken(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in

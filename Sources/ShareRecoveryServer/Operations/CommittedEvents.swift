@@ -11,6 +11,9 @@ final class CommittedEvents: Sendable {
 
     func append(_ more: [AuditEvent]) { events.withLock { $0 += more } }
 
+    /// Forgets what an attempt that is about to run again appended.
+    func removeAll() { events.withLock { $0.removeAll() } }
+
     var all: [AuditEvent] { events.withLock { $0 } }
 }
 

@@ -11,6 +11,15 @@ import Tracing
 struct MeteredStorage: ServerStorage {
     let base: any ServerStorage
     let metrics: ServerMetrics
+    /// A batcher of its own where the backend has one: a batch commits through the storage its first
+    /// caller called, so one batcher must never be shared by a counted and an uncounted storage.
+    let auditBatches: AuditBatches?
+
+    init(base: any ServerStorage, metrics: ServerMetrics) {
+        self.base = base
+        self.metrics = metrics
+        auditBatches = base.auditBatches == nil ? nil : AuditBatches()
+    }
 
     var dialect: SQLDialect { base.dialect }
 
@@ -62,8 +71,6 @@ struct MeteredStorage: ServerStorage {
         case .postgres: "postgresql"
         }
     }
-
-    var auditBatches: AuditBatches? { base.auditBatches }
 
     func close() async { await base.close() }
 }

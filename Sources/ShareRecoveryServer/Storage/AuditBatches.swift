@@ -35,9 +35,11 @@ package final class AuditBatches: Sendable {
 
     /// Appends `events` together with those of concurrent callers, and returns once they are
     /// committed; throws what their batch's commit threw.
-    /// - Parameter commit: Commits one batch's events (in order) in one transaction. The first caller
-    ///   of a batch run provides it; it runs in a task of its own, so no caller's cancellation or
-    ///   task-local state (an `Idempotency-Key`) reaches it.
+    /// - Parameter commit: Commits one batch's events (in order) in one transaction. The caller that
+    ///   finds the batcher idle provides it for every batch until it is idle again, so all callers of
+    ///   one batcher must commit alike (each storage, counted or not, has a batcher of its own). It
+    ///   runs in a task of its own, so no caller's cancellation or task-local state (an
+    ///   `Idempotency-Key`, the request's trace and id) reaches it.
     func append(
         _ events: [AuditEvent], commit: @escaping @Sendable ([AuditEvent]) async throws -> Void
     ) async throws {

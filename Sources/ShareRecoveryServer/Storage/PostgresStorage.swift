@@ -105,6 +105,8 @@ package final class PostgresStorage: ServerStorage {
         return try await Task {
             var attempt = 0
             while true {
+                // An attempt that is run again must not leave its audit events counted.
+                CommittedEvents.current?.removeAll()
                 do {
                     return try await client.withConnection { (connection: PostgresConnection) async throws -> Result in
                         try await operation(connection)
