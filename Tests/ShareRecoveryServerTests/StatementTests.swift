@@ -72,6 +72,25 @@ struct StatementTests {
     }
 
     /// `CREATE TABLE` in the transaction's dialect (`{int}`, `{blob}` as the migrations write them).
+    @Test("every read sees the newest commit, whichever connection serves it; an SQLite read cannot write", arguments: TestBackend.available)
+    func readsSeeCommits(backend: TestBackend) async throws {
+        try await TestWorld.withStorage(backend) { storage in
+            _ = try await storage.transaction { try await $0.query(Self.create("statement_newest (n {int})", $0)) }
+            _ = try await storage.transaction { try await $0.query("INSERT INTO statement_newest (n) VALUES (?)", .integer(0)) }
+            // More rounds than SQLite has read-only connections (SQLiteReaders), so each serves several.
+            for round in 1...24 {
+                _ = try await storage.transaction { try await $0.query("UPDATE statement_newest SET n = ?", .integer(Int64(round))) }
+                let rows = try await storage.read { try await $0.query("SELECT n FROM statement_newest") }
+                #expect(try rows.first?.integer("n") == Int64(round))
+            }
+            if backend == .sqlite {
+                await #expect(throws: (any Error).self) {
+                    try await storage.read { try await $0.query("UPDATE statement_newest SET n = ?", .integer(-1)) }
+                }
+            }
+        }
+    }
+
     static func create(_ table: String, _ transaction: any SQLTransaction) -> String {
         Migrations.statements(["CREATE TABLE " + table], dialect: transaction.dialect)[0]
     }

@@ -38,31 +38,29 @@ struct SQLiteGroupTransactions: GroupTransactions {
 /// where the async API would hop to a queue's thread and back for every statement:
 /// - a write transaction's on the pool's writer connection, which belongs to the one group that runs,
 ///   so its serial queue is idle and takes the statement at once;
-/// - a read's on a reader connection: a WAL reader never waits for the writer, and the pool has more
-///   reader connections than the cooperative pool has threads to ask for them at once.
+/// - a read's on one of the server's read-only connections (``SQLiteReaders``): a WAL reader never
+///   waits for the writer.
 struct SQLiteStatements: SQLTransaction {
     let dialect = SQLDialect.sqlite
     let pool: DatabasePool
-    /// On a reader connection (``ServerStorage/read(_:)``), else on the writer.
-    var readOnly = false
+    /// The read-only connection of a read (``ServerStorage/read(_:)``); `nil` for the writer.
+    var reader: DatabaseQueue? = nil
 
     func query(_ sql: String, _ values: [SQLValue]) async throws -> [SQLRow] {
-        try Self.run(sql, Self.arguments(values), on: pool, readOnly: readOnly)
+        try Self.run(sql, Self.arguments(values), on: pool, reader: reader)
     }
 
     func lock(_ key: String) async throws {}
 
     /// Synchronous, so that GRDB's synchronous overloads are the ones called (in an async function its
     /// async ones win).
-    private static func run(_ sql: String, _ arguments: StatementArguments, on pool: DatabasePool, readOnly: Bool) throws
-        -> [SQLRow]
+    private static func run(_ sql: String, _ arguments: StatementArguments, on pool: DatabasePool, reader: DatabaseQueue?)
+        throws -> [SQLRow]
     {
-        // A read is one statement outside a transaction (``ServerStorage/read(_:)``): `unsafeRead` runs it
-        // as SQLite's own implicit read transaction, where `read` would wrap it in BEGIN … COMMIT, two
-        // more statements for the one.
-        readOnly
-            ? try pool.unsafeRead { db in try fetch(db, sql, arguments) }
-            : try pool.writeWithoutTransaction { db in try fetch(db, sql, arguments) }
+        // A read is one statement outside a transaction (``ServerStorage/read(_:)``), SQLite's own
+        // implicit read transaction.
+        if let reader { return try reader.inDatabase { db in try fetch(db, sql, arguments) } }
+        return try pool.writeWithoutTransaction { db in try fetch(db, sql, arguments) }
     }
 
     /// Cached statements: the server runs a handful of fixed statements, so each is prepared (and

@@ -18,6 +18,7 @@ package final class SQLiteStorage: ServerStorage {
     package let dialect = SQLDialect.sqlite
     private let pool: DatabasePool
     private let writer: TransactionGroups
+    private let readers: SQLiteReaders
 
     /// Opens (creating if needed) the database file.
     /// - Parameter path: The SQLite file.
@@ -27,7 +28,8 @@ package final class SQLiteStorage: ServerStorage {
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(30)
         configuration.allowsUnsafeTransactions = true
-        // More readers than cooperative threads, so a synchronous read never waits for a connection.
+        // Reads run on connections of the server's own (SQLiteReaders), as many as this: more than
+        // cooperative threads, so a synchronous read seldom finds its connection busy.
         configuration.maximumReaderCount = max(5, ProcessInfo.processInfo.activeProcessorCount + 1)
         configuration.label = "share-recovery-server"
         do {
@@ -38,6 +40,7 @@ package final class SQLiteStorage: ServerStorage {
             // "Storage"), so the writer, the only connection that commits, waits for the fsync.
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             writer = TransactionGroups(backend: SQLiteGroupTransactions(pool: pool))
+            readers = try SQLiteReaders(path: path, count: configuration.maximumReaderCount)
         } catch let error as DatabaseError {
             throw ServerStartError(
                 .databaseUnavailable,
@@ -68,12 +71,13 @@ package final class SQLiteStorage: ServerStorage {
         async throws
         -> Result
     {
-        try await body(SQLiteStatements(pool: pool, readOnly: true))
+        try await body(SQLiteStatements(pool: pool, reader: readers.next()))
     }
 
     package var auditBatches: AuditBatches? { nil }
 
     package func close() async {
+        readers.close()
         try? pool.close()
     }
 }
