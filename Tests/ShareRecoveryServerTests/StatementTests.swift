@@ -71,7 +71,6 @@ struct StatementTests {
         }
     }
 
-    /// `CREATE TABLE` in the transaction's dialect (`{int}`, `{blob}` as the migrations write them).
     @Test("every read sees the newest commit, whichever connection serves it; an SQLite read cannot write", arguments: TestBackend.available)
     func readsSeeCommits(backend: TestBackend) async throws {
         try await TestWorld.withStorage(backend) { storage in
@@ -91,6 +90,7 @@ struct StatementTests {
         }
     }
 
+    /// `CREATE TABLE` in the transaction's dialect (`{int}`, `{blob}` as the migrations write them).
     static func create(_ table: String, _ transaction: any SQLTransaction) -> String {
         Migrations.statements(["CREATE TABLE " + table], dialect: transaction.dialect)[0]
     }

@@ -2,8 +2,9 @@ import Logging
 
 extension ServerState {
     /// Runs a step; when it throws, appends `failure` with the error's code as `reason`, on its own
-    /// (``ServerStorage/recordAudit(_:)-([AuditEvent])``: on PostgreSQL joined with other requests' rows;
-    /// the step's own transaction, if it had one, has rolled back and left no success row), and rethrows. A failure to record is logged, never answered: the client sees the step's error.
+    /// (``ServerStorage/recordAudit(_:)-([AuditEvent])``: on PostgreSQL joined with other requests'
+    /// rows; the step's own transaction, if it had one, has rolled back and left no success row), and
+    /// rethrows. A failure to record is logged, never answered: the client sees the step's error.
     func recordingFailure<Result>(_ failure: AuditEvent, _ step: () async throws -> Result) async throws -> Result {
         do {
             return try await step()

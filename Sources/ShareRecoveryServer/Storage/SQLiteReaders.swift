@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import GRDB
 import ShareCrypto
 
@@ -18,7 +23,10 @@ final class SQLiteReaders: Sendable {
     private let connections: [DatabaseQueue]
     private let turn = Locked(0)
 
-    init(path: String, count: Int) throws {
+    /// More than cooperative threads, so a synchronous read seldom finds its connection busy.
+    static var count: Int { max(5, ProcessInfo.processInfo.activeProcessorCount + 1) }
+
+    init(path: String, count: Int = SQLiteReaders.count) throws {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(30)

@@ -28,9 +28,6 @@ package final class SQLiteStorage: ServerStorage {
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(30)
         configuration.allowsUnsafeTransactions = true
-        // Reads run on connections of the server's own (SQLiteReaders), as many as this: more than
-        // cooperative threads, so a synchronous read seldom finds its connection busy.
-        configuration.maximumReaderCount = max(5, ProcessInfo.processInfo.activeProcessorCount + 1)
         configuration.label = "share-recovery-server"
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
@@ -40,7 +37,8 @@ package final class SQLiteStorage: ServerStorage {
             // "Storage"), so the writer, the only connection that commits, waits for the fsync.
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             writer = TransactionGroups(backend: SQLiteGroupTransactions(pool: pool))
-            readers = try SQLiteReaders(path: path, count: configuration.maximumReaderCount)
+            // Reads run on connections of the server's own, not on the pool's readers.
+            readers = try SQLiteReaders(path: path)
         } catch let error as DatabaseError {
             throw ServerStartError(
                 .databaseUnavailable,

@@ -69,7 +69,7 @@ extension ServerStorage {
     /// (``IdempotencyClaim``) commits them in its own transaction, which takes the key.
     func recordAudit(_ events: [AuditEvent]) async throws {
         guard !events.isEmpty else { return }
-        guard let batches = auditBatches, IdempotencyClaim.current == nil else {
+        guard let batches = joiningBatches else {
             return try await transaction { transaction in try await Self.appendAudit(events, in: transaction) }
         }
         try await batches.append(events) { batch in
@@ -79,18 +79,22 @@ extension ServerStorage {
 
     func recordAudit(_ events: AuditEvent...) async throws { try await recordAudit(events) }
 
+    /// The batcher this request's audit rows join, if they join one: PostgreSQL's, unless the request's
+    /// `Idempotency-Key` is to be taken with them (in a transaction of their own, which takes it).
+    private var joiningBatches: AuditBatches? { IdempotencyClaim.current == nil ? auditBatches : nil }
+
     /// An audited read: `body` reads, and the events `audit` makes of its result are committed before
     /// the result is returned, so nothing is served unrecorded. On SQLite the read and the append are
     /// one transaction of the writer. On PostgreSQL the read runs alone and the rows are appended by
     /// ``recordAudit(_:)-([AuditEvent])``, joined with those of concurrent reads: an audited read does
-    /// not wait for the chain's head and a flush of its own. (A change that commits between the read
-    /// and its row can precede the row in the chain; at READ COMMITTED that was already so when both
-    /// were one statement, whose row took its place in the chain at commit.)
+    /// not wait for the chain's head and a flush of its own. The row takes its place in the chain when
+    /// its batch commits, up to two batch commits after the read, so a change committed meanwhile (a
+    /// rotation, a deletion) can precede it (docs/server.md, "Audited reads are joined on PostgreSQL").
     func auditedRead<Result: Sendable>(
         _ body: @escaping @Sendable (any SQLTransaction) async throws -> Result,
         audit: @escaping @Sendable (Result) -> [AuditEvent]
     ) async throws -> Result {
-        guard auditBatches != nil, IdempotencyClaim.current == nil else {
+        guard joiningBatches != nil else {
             return try await transaction { transaction in
                 let result = try await body(transaction)
                 try await Self.appendAudit(audit(result), in: transaction)
