@@ -5,12 +5,22 @@ public enum Hex {
     /// Lowercase hex of the bytes.
     /// - Parameter bytes: Public bytes.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var out = [UInt8]()
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+        // Callers in other modules get this generic unspecialised, where a byte-by-byte loop over the
+        // sequence pays a witness call per byte: arrays and slices (every caller but tests) go through
+        // one loop over their buffer instead (request ids and token checks run it per request).
+        if let text = bytes.withContiguousStorageIfAvailable(encode(buffer:)) { return text }
+        return Array(bytes).withUnsafeBufferPointer(encode(buffer:))
+    }
+
+    private static func encode(buffer: UnsafeBufferPointer<UInt8>) -> String {
+        let digits = self.digits
+        return String(unsafeUninitializedCapacity: 2 * buffer.count) { out in
+            for (offset, byte) in buffer.enumerated() {
+                out[2 * offset] = digits[Int(byte >> 4)]
+                out[2 * offset + 1] = digits[Int(byte & 0x0F)]
+            }
+            return 2 * buffer.count
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Lowercase hex of a secret, into a secret buffer, without a branch or table lookup on the
