@@ -6,8 +6,8 @@ public enum Hex {
     /// - Parameter bytes: Public bytes.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         // Callers in other modules get this generic unspecialised, where a byte-by-byte loop over the
-        // sequence pays a witness call per byte: arrays and slices (every caller but tests) go through
-        // one loop over their buffer instead (request ids and token checks run it per request).
+        // sequence pays a witness call per byte (request ids and token checks run it per request):
+        // arrays and slices go through one loop over their buffer, other sequences are copied first.
         if let text = bytes.withContiguousStorageIfAvailable(encode(buffer:)) { return text }
         return Array(bytes).withUnsafeBufferPointer(encode(buffer:))
     }

@@ -104,16 +104,7 @@ enum SecretLoading {
         guard descriptor >= 0 else {
             throw ServerStartError(.invalidConfiguration, "cannot create \(temporary): \(String(cString: strerror(errno)))")
         }
-        let digits = Array("0123456789abcdef".utf8)
-        let line = SecureBytes(count: 65) { out in
-            random.withUnsafeBytes { bytes in
-                for (index, byte) in bytes.enumerated() {
-                    out[2 * index] = digits[Int(byte >> 4)]
-                    out[2 * index + 1] = digits[Int(byte & 0x0F)]
-                }
-            }
-            out[64] = UInt8(ascii: "\n")
-        }
+        let line = SecureBytes.concatenating([Hex.encodeSecret(random), SecureBytes(copying: [UInt8(ascii: "\n")])])
         let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         let synced = fsync(descriptor)
         close(descriptor)
