@@ -6,6 +6,7 @@ import re
 import secrets
 
 import schemathesis
+import yaml  # schemathesis's own dependency
 
 # An integrator draws a fresh Idempotency-Key for every request (ShareRecoveryHTTP does); schemathesis
 # draws keys like "0" again and again, and the server rightly answers 422 idempotencyKeyReused when a key
@@ -59,14 +60,15 @@ def _valid_ciphertexts():
 _VALID = _valid_ciphertexts() if _CIPHERTEXTS else {}
 # userId -> the backup method last stored for it in this run (after_call keeps it).
 _stored = {}
-# The token purposes (openapi.yaml, TokenPurpose), dealt in turn to the flows the stateful group
+# The token purposes (read from openapi.yaml's TokenPurpose), dealt in turn to the flows the stateful group
 # starts, with no purpose (which means recover) as an eighth choice. The generator mostly leaves the
 # optional purpose out, or draws the enum's first member, while a store needs a token of the second:
 # one run (seed 4183597736) stored a cipherText once in 209 attempts, so a link that follows a store
 # went unfollowed. Dealt in turn, each choice starts an eighth of the flows. A flow a link starts
 # after a store (openapi.yaml, FetchAfterStore and DeleteAfterStore) keeps the purpose its link
 # names: its identifier is a user with something stored.
-_PURPOSES = ["recover", "addOrUpdateRecovery", "deleteRecovery", "sign", "eject", "addDevice", "removeDevice"]
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "openapi.yaml")) as document:
+    _PURPOSES = yaml.safe_load(document)["components"]["schemas"]["TokenPurpose"]["enum"]
 _dealt = itertools.count()
 
 

@@ -154,20 +154,17 @@ run_group() {
 # those of the step, so a 35 s run reaches it a few times or not at all: it is printed, not required
 # (IntegratorAPITests store, fetch and delete deterministically).
 stateful_shortfall() {
-    local links success shortfall=()
+    local links success shortfall=""
     links=$(sed -n 's/.*API Links: *\([0-9]*\) covered \/ \([0-9]*\) selected.*/\1 \2/p' "$work/stateful.log" | tail -n 1)
     if [ -z "$links" ] || [ "${links% *}" != "${links#* }" ]; then
-        shortfall+=("links covered / selected: ${links:-none reported}")
+        shortfall="links covered / selected: ${links:-none reported}"
     fi
     echo "conformance.sh: stateful answers (count, operation, status):" >&2
     sort "$work/stateful.statuses" | uniq -c | sed 's/^/    /' >&2
     for success in "verifyRecoveryFlow 200" "getRecoveryMethods 200" "putUserBackupShare 204"; do
-        grep -qx "$success" "$work/stateful.statuses" || shortfall+=("never: $success")
+        grep -qx "$success" "$work/stateful.statuses" || shortfall="${shortfall:+$shortfall; }never: $success"
     done
-    if [ ${#shortfall[@]} -gt 0 ]; then
-        local IFS=';'
-        echo "${shortfall[*]}" | sed 's/;/; /g'
-    fi
+    echo "$shortfall"
 }
 
 for purpose in ${CONFORMANCE_GROUPS:-recover addOrUpdateRecovery deleteRecovery sign eject addDevice removeDevice stateful}; do
