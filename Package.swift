@@ -9,12 +9,15 @@ let warningsAreErrors = Context.environment["SHARE_RECOVERY_WERROR"] == "1"
 // and linked with that sanitizer in the plain scratch path, next to the dependencies the plain build
 // already compiled, so a sanitizer pass recompiles our code only (docs/sanitizers.md says what that
 // leaves out). `swift build --sanitize` would recompile every dependency, BoringSSL included.
-let sanitizer = Context.environment["SHARE_RECOVERY_SANITIZE"].flatMap { ["address", "thread"].contains($0) ? $0 : nil }
-let strictSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
-] + (warningsAreErrors ? [.treatAllWarnings(as: .error)] : [])
+let sanitizer = Context.environment["SHARE_RECOVERY_SANITIZE"].flatMap {
+    ["address", "thread"].contains($0) ? $0 : nil
+}
+let strictSettings: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ] + (warningsAreErrors ? [.treatAllWarnings(as: .error)] : [])
     + (sanitizer.map { [.unsafeFlags(["-sanitize=\($0)"])] } ?? [])
 
 let package = Package(
@@ -33,7 +36,8 @@ let package = Package(
     traits: [
         .trait(
             name: "OTLP",
-            description: "serve exports its trace spans with swift-otel's OTLP/HTTP exporter, configured by the OTEL_* variables"
+            description:
+                "serve exports its trace spans with swift-otel's OTLP/HTTP exporter, configured by the OTEL_* variables"
         )
     ],
     dependencies: [
@@ -114,7 +118,8 @@ let package = Package(
         .executableTarget(
             name: "share-recovery",
             dependencies: [
-                "ShareRecovery", "RecoveryKit", "ShareCrypto", "ShareRecoveryHTTP", "ShareRecoveryServer", "ShareRecoveryVectors",
+                "ShareRecovery", "RecoveryKit", "ShareCrypto", "ShareRecoveryHTTP", "ShareRecoveryServer",
+                "ShareRecoveryVectors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -137,15 +142,20 @@ let package = Package(
             path: "Benchmarks/RecoveryBench"
         ),
         // A child process for the crash tests: stores generations until it is killed.
-        .executableTarget(name: "share-store-harness", dependencies: ["ShareRecovery", "ShareCrypto"], path: "Tests/Harness/ShareStoreHarness"),
+        .executableTarget(
+            name: "share-store-harness", dependencies: ["ShareRecovery", "ShareCrypto"],
+            path: "Tests/Harness/ShareStoreHarness"),
 
         // Helpers every test target may share (vector files and their formats, an engine world in
         // process, a status log, a seeded generator); linked into tests only.
         .target(name: "TestSupport", dependencies: ["ShareCrypto", "ShareRecovery"], path: "Tests/TestSupport"),
-        .testTarget(name: "ShareCryptoTests", dependencies: ["ShareCrypto", "TestSupport"], resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "ShareCryptoTests", dependencies: ["ShareCrypto", "TestSupport"], resources: [.copy("Vectors")]),
         .testTarget(
             name: "ShareRecoveryTests",
-            dependencies: ["ShareRecovery", "ShareCrypto", "ShareRecoveryVectors", "TestSupport", "share-store-harness"],
+            dependencies: [
+                "ShareRecovery", "ShareCrypto", "ShareRecoveryVectors", "TestSupport", "share-store-harness",
+            ],
             resources: [.copy("Vectors")]
         ),
         .testTarget(
@@ -211,7 +221,8 @@ if Context.environment["SHARE_RECOVERY_FUZZ"] == "1" {
     package.targets.append(.target(name: "FuzzSupport", path: "Tests/Fuzz/Support"))
     for fuzz in fuzzTargets {
         package.targets.append(
-            .executableTarget(name: fuzz.name, dependencies: ["FuzzSupport"] + fuzz.dependencies, path: "Tests/Fuzz/" + fuzz.path))
+            .executableTarget(
+                name: fuzz.name, dependencies: ["FuzzSupport"] + fuzz.dependencies, path: "Tests/Fuzz/" + fuzz.path))
         package.products.append(.executable(name: fuzz.name, targets: [fuzz.name]))
     }
 }
@@ -219,5 +230,7 @@ if Context.environment["SHARE_RECOVERY_FUZZ"] == "1" {
 
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
-    if let sanitizer { target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])] }
+    if let sanitizer {
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
+    }
 }

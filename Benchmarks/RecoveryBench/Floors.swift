@@ -16,11 +16,13 @@ struct PrimitiveCosts {
 
     /// The unavoidable operations of one step, counted from the protocol (FORMATS.md §3, §4, §7).
     struct Count {
-        var generatorMultiply = 0, pointMultiply = 0, add = 0, parse = 0, aead = 0, hkdf = 0, open = 0, seal = 0, sha = 0
+        var generatorMultiply = 0, pointMultiply = 0, add = 0, parse = 0, aead = 0, hkdf = 0, open = 0, seal = 0,
+            sha = 0
 
         static func + (a: Count, b: Count) -> Count {
             Count(
-                generatorMultiply: a.generatorMultiply + b.generatorMultiply, pointMultiply: a.pointMultiply + b.pointMultiply,
+                generatorMultiply: a.generatorMultiply + b.generatorMultiply,
+                pointMultiply: a.pointMultiply + b.pointMultiply,
                 add: a.add + b.add, parse: a.parse + b.parse, aead: a.aead + b.aead, hkdf: a.hkdf + b.hkdf,
                 open: a.open + b.open, seal: a.seal + b.seal, sha: a.sha + b.sha)
         }
@@ -38,7 +40,8 @@ struct PrimitiveCosts {
     func floor(_ count: Count) -> Double {
         Double(count.generatorMultiply) * generatorMultiply + Double(count.pointMultiply) * pointMultiply
             + Double(count.add) * add + Double(count.parse) * parse + Double(count.aead) * aead
-            + Double(count.hkdf) * hkdf + Double(count.open) * open + Double(count.seal) * seal + Double(count.sha) * sha
+            + Double(count.hkdf) * hkdf + Double(count.open) * open + Double(count.seal) * seal + Double(count.sha)
+            * sha
     }
 }
 
@@ -93,7 +96,8 @@ enum OperationCounts {
     static func dealer(_ j: Int, dealers: [Int], newThreshold: Int, naive: Bool = false) -> PrimitiveCosts.Count {
         let (a, b) = lagrange(j, dealers)
         if naive || b != 1 || a.magnitude >= 32 { return PrimitiveCosts.Count(generatorMultiply: newThreshold) }
-        return PrimitiveCosts.Count(generatorMultiply: newThreshold - 1) + (j == 1 ? PrimitiveCosts.Count() : smallMultiple(a))
+        return PrimitiveCosts.Count(generatorMultiply: newThreshold - 1)
+            + (j == 1 ? PrimitiveCosts.Count() : smallMultiple(a))
     }
 
     /// The plan computes λ_1·X_1 once for the user's own dealing and its dealer check.
@@ -103,7 +107,9 @@ enum OperationCounts {
     }
 
     /// Step 2 once per process. `knownPublicShare`: the index whose X_j the plan's old record knows.
-    static func dealerChecks(dealers: [Int], threshold: Int, knownPublicShare: Int, naive: Bool = false) -> PrimitiveCosts.Count {
+    static func dealerChecks(dealers: [Int], threshold: Int, knownPublicShare: Int, naive: Bool = false)
+        -> PrimitiveCosts.Count
+    {
         var count = PrimitiveCosts.Count()
         for j in dealers {
             if naive {
@@ -116,7 +122,10 @@ enum OperationCounts {
             // The plan's own integer λ_j·X_j is compared as computed at plan setup.
             if j == knownPublicShare, b == 1, a.magnitude < 32 { continue }
             if j != knownPublicShare { count = count + feldman(index: j, threshold: threshold) }
-            count = count + (a.magnitude < 32 && b < 32 ? smallMultiple(a) + smallMultiple(b) : PrimitiveCosts.Count(pointMultiply: 1))
+            count =
+                count
+                + (a.magnitude < 32 && b < 32
+                    ? smallMultiple(a) + smallMultiple(b) : PrimitiveCosts.Count(pointMultiply: 1))
         }
         return count
     }
@@ -124,10 +133,13 @@ enum OperationCounts {
     /// Resharing with every role in one process: dealer checks once, new commitments summed once,
     /// then per new party and dealer g_j(k)·G against Σ_m k^m·D_{j,m}.
     static func resharing(
-        dealers: [Int], threshold: Int, newThreshold: Int, receivers: [Int], knownPublicShare: Int = 1, naive: Bool = false
+        dealers: [Int], threshold: Int, newThreshold: Int, receivers: [Int], knownPublicShare: Int = 1,
+        naive: Bool = false
     ) -> PrimitiveCosts.Count {
         var count = PrimitiveCosts.Count(add: (dealers.count - 1) * newThreshold)
-        count = count + dealerChecks(dealers: dealers, threshold: threshold, knownPublicShare: knownPublicShare, naive: naive)
+        count =
+            count
+            + dealerChecks(dealers: dealers, threshold: threshold, knownPublicShare: knownPublicShare, naive: naive)
         for (position, k) in receivers.enumerated() {
             // t' = 2: the next consecutive receiver's Σ_m k^m·D_{j,m} is the last one's plus D_{j,1}.
             let stepped = !naive && newThreshold == 2 && position > 0 && receivers[position - 1] == k - 1
@@ -138,17 +150,23 @@ enum OperationCounts {
     }
 
     /// One receiver k over |Q| dealers, dealer checks included.
-    static func receiver(index: Int, dealers: [Int], threshold: Int, newThreshold: Int, naive: Bool = false) -> PrimitiveCosts.Count {
+    static func receiver(index: Int, dealers: [Int], threshold: Int, newThreshold: Int, naive: Bool = false)
+        -> PrimitiveCosts.Count
+    {
         resharing(dealers: dealers, threshold: threshold, newThreshold: newThreshold, receivers: [index], naive: naive)
     }
 
     /// Every dealer of Q = {1, …, t} dealing t' commitments.
     static func dealing(threshold t: Int, newThreshold: Int, naive: Bool) -> PrimitiveCosts.Count {
-        (1...t).reduce(PrimitiveCosts.Count()) { $0 + dealer($1, dealers: Array(1...t), newThreshold: newThreshold, naive: naive) }
+        (1...t).reduce(PrimitiveCosts.Count()) {
+            $0 + dealer($1, dealers: Array(1...t), newThreshold: newThreshold, naive: naive)
+        }
     }
 
     /// A full offline recovery, both roles in one process.
-    static func offlineRecovery(threshold t: Int, parties n: Int, argon: Bool, naive: Bool = false) -> PrimitiveCosts.Count {
+    static func offlineRecovery(threshold t: Int, parties n: Int, argon: Bool, naive: Bool = false)
+        -> PrimitiveCosts.Count
+    {
         var count = PrimitiveCosts.Count(aead: 1, hkdf: argon ? 0 : 1)
         count = count + recordParse(index: 1, threshold: t)
         // Custodian candidates: their commitments equal the user's, so only unseal, x_j·G and X_j
@@ -159,8 +177,11 @@ enum OperationCounts {
                 ? smallMultiple(custodian - 1) + PrimitiveCosts.Count(add: 1) : feldman(index: custodian, threshold: t)
             count = count + PrimitiveCosts.Count(generatorMultiply: 1, open: 1) + publicShare
         }
-        count = count + planSetup(dealers: Array(1...t), naive: naive) + dealing(threshold: t, newThreshold: t, naive: naive)
-        return count + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n), naive: naive)
+        count =
+            count + planSetup(dealers: Array(1...t), naive: naive)
+            + dealing(threshold: t, newThreshold: t, naive: naive)
+        return count
+            + resharing(dealers: Array(1...t), threshold: t, newThreshold: t, receivers: Array(1...n), naive: naive)
     }
 
     /// A 2-of-2 cloudKey recovery through the reference server, both parties: the offline recovery's
@@ -195,8 +216,12 @@ enum ProtocolCounts {
         var total = PrimitiveCosts.Count()
         for j in 1...n {
             var party = PrimitiveCosts.Count(generatorMultiply: t + 1) + hashToScalar(curve)
-            party = party + (n - 1) * (PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 1, add: 1) + hashToScalar(curve))
-            party = party + (n - 1) * (PrimitiveCosts.Count(generatorMultiply: 1) + OperationCounts.feldman(index: j, threshold: t))
+            party =
+                party + (n - 1)
+                * (PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 1, add: 1) + hashToScalar(curve))
+            party =
+                party + (n - 1)
+                * (PrimitiveCosts.Count(generatorMultiply: 1) + OperationCounts.feldman(index: j, threshold: t))
             party = party + PrimitiveCosts.Count(add: (n - 1) * t, sha: 1)
             total = total + party
         }
@@ -211,10 +236,12 @@ enum ProtocolCounts {
     static func deviceAdd() -> PrimitiveCosts.Count {
         let dealers = [1, 2]
         let receipt = { (k: Int) in
-            OperationCounts.resharing(dealers: dealers, threshold: 2, newThreshold: 2, receivers: [k], knownPublicShare: 2)
+            OperationCounts.resharing(
+                dealers: dealers, threshold: 2, newThreshold: 2, receivers: [k], knownPublicShare: 2)
         }
         return PrimitiveCosts.Count(generatorMultiply: 2, add: 1 + 2, open: 3, seal: 3)
-            + OperationCounts.dealerChecks(dealers: dealers, threshold: 2, knownPublicShare: 2) + receipt(2) + receipt(1)
+            + OperationCounts.dealerChecks(dealers: dealers, threshold: 2, knownPublicShare: 2) + receipt(2)
+            + receipt(1)
     }
 
     /// One signature by t signers of a t-of-n set. Each signer: two nonces (k·G each) and their
@@ -233,7 +260,8 @@ enum ProtocolCounts {
         case .bip340:
             // NonceGen: the aux mask and two nonce hashes. Sign, as the draft requires: d'·G against
             // the signer's public share, and its own partial signature verified before release.
-            commit = PrimitiveCosts.Count(generatorMultiply: 2, sha: 3)
+            commit =
+                PrimitiveCosts.Count(generatorMultiply: 2, sha: 3)
                 + PrimitiveCosts.Count(generatorMultiply: 2, pointMultiply: 2, add: 2)
             // ValidateSignersCtx (t public shares and Y parsed, Σ λ_i·X_i == Y), NonceAgg,
             // b = H(noncecoef), R = R1 + b·R2, e = H(challenge).
@@ -241,10 +269,10 @@ enum ProtocolCounts {
         }
         var total = t * (commit + session) + session
         for i in 1...t {
-            total = total + OperationCounts.feldman(index: i, threshold: t)
+            total =
+                total + OperationCounts.feldman(index: i, threshold: t)
                 + PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 2, add: 2)
         }
         return total + PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 1, add: 1) + hashToScalar(curve)
     }
 }
-

@@ -33,7 +33,8 @@ struct Measurement {
     var json: String {
         var fields = [
             #""group":"\#(group)""#, #""name":"\#(name)""#, #""iterations":\#(iterations)"#,
-            #""medianNs":\#(medianNs)"#, #""p99Ns":\#(p99Ns)"#, #""opsPerSecond":\#(String(format: "%.1f", opsPerSecond))"#,
+            #""medianNs":\#(medianNs)"#, #""p99Ns":\#(p99Ns)"#,
+            #""opsPerSecond":\#(String(format: "%.1f", opsPerSecond))"#,
         ]
         if let floorNs { fields.append(#""floorNs":\#(String(format: "%.0f", floorNs))"#) }
         if let ratio { fields.append(#""ratioToFloor":\#(String(format: "%.3f", ratio))"#) }

@@ -10,8 +10,10 @@ import ShareRecoveryServer
 struct RecoveryBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "recovery-bench",
-        abstract: "What recovery costs, and how close it is to the floor of its unavoidable primitive operations, measured in the same run (README: Benchmarks).",
-        usage: "recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile CURVE COUNT",
+        abstract:
+            "What recovery costs, and how close it is to the floor of its unavoidable primitive operations, measured in the same run (README: Benchmarks).",
+        usage:
+            "recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile CURVE COUNT",
         discussion: """
             Examples:
               swift run -c release recovery-bench
@@ -22,15 +24,21 @@ struct RecoveryBench: AsyncParsableCommand {
     @Flag(help: "Fewer repetitions and 8 server connections instead of 64 (the tests' run).")
     var quick = false
 
-    @Flag(help: "Only the reference server under load (a child process running share-recovery serve, loaded from this one).")
+    @Flag(
+        help:
+            "Only the reference server under load (a child process running share-recovery serve, loaded from this one)."
+    )
     var serverOnly = false
 
     @Option(
         help: ArgumentHelp(
-            "Only /health and NAME under load, e.g. to profile one kind of request; implies --server-only.", valueName: "NAME"))
+            "Only /health and NAME under load, e.g. to profile one kind of request; implies --server-only.",
+            valueName: "NAME"))
     var serverWorkload: ServerLoad.Kind?
 
-    @Option(name: .customLong("json"), help: ArgumentHelp("Also write every measurement to FILE as JSON.", valueName: "FILE"))
+    @Option(
+        name: .customLong("json"),
+        help: ArgumentHelp("Also write every measurement to FILE as JSON.", valueName: "FILE"))
     var jsonPath: String?
 
     @Option(
@@ -42,13 +50,16 @@ struct RecoveryBench: AsyncParsableCommand {
 
     /// `--profile CURVE COUNT`, read.
     private var profileRun: (Curve, Int)? {
-        guard profile.count == 2, let curve = Curve(name: profile[0]), let count = Int(profile[1]), count > 0 else { return nil }
+        guard profile.count == 2, let curve = Curve(name: profile[0]), let count = Int(profile[1]), count > 0 else {
+            return nil
+        }
         return (curve, count)
     }
 
     func validate() throws {
         if !profile.isEmpty, profileRun == nil {
-            throw ValidationError("--profile needs a curve (secp256k1 or ed25519) and a count, e.g. --profile secp256k1 1000")
+            throw ValidationError(
+                "--profile needs a curve (secp256k1 or ed25519) and a count, e.g. --profile secp256k1 1000")
         }
     }
 
@@ -79,9 +90,12 @@ struct RecoveryBench: AsyncParsableCommand {
             throw ExitCode.failure
         }
         bench.printTable()
-        print(String(format: "total bench time: %.1f s (%@)", Date().timeIntervalSince(started), quick ? "quick" : "full"))
+        print(
+            String(format: "total bench time: %.1f s (%@)", Date().timeIntervalSince(started), quick ? "quick" : "full")
+        )
         if let jsonPath {
-            let body = "{\"quick\":\(quick),\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),\"measurements\":[\n"
+            let body =
+                "{\"quick\":\(quick),\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),\"measurements\":[\n"
                 + bench.results.map(\.json).joined(separator: ",\n") + "\n]}\n"
             try body.write(toFile: jsonPath, atomically: true, encoding: .utf8)
         }
@@ -122,11 +136,13 @@ struct Bench {
     mutating func add(_ measurement: Measurement) {
         var measurement = measurement
         // Every row of a curve also in units of that curve's k·G from the floor rows, unless it timed its own.
-        if measurement.unitNs == nil, let curve = Curve.allCases.first(where: { measurement.group.hasSuffix(" \($0)") }) {
+        if measurement.unitNs == nil, let curve = Curve.allCases.first(where: { measurement.group.hasSuffix(" \($0)") })
+        {
             measurement.unitNs = costs[curve]?.generatorMultiply
         }
         results.append(measurement)
-        FileHandle.standardError.write(Data("  \(measurement.group) / \(measurement.name): \(human(Double(measurement.medianNs)))\n".utf8))
+        FileHandle.standardError.write(
+            Data("  \(measurement.group) / \(measurement.name): \(human(Double(measurement.medianNs)))\n".utf8))
     }
 
     mutating func run() async throws {
@@ -150,10 +166,14 @@ struct Bench {
         let raw = raw
         let curveSteps: [() -> Bool] =
             curve == .secp256k1
-            ? [raw.secp256k1GeneratorMultiply, raw.secp256k1PointMultiply, raw.secp256k1Add, raw.secp256k1Parse, raw.sha256]
+            ? [
+                raw.secp256k1GeneratorMultiply, raw.secp256k1PointMultiply, raw.secp256k1Add, raw.secp256k1Parse,
+                raw.sha256,
+            ]
             : [raw.ed25519GeneratorMultiply, raw.ed25519PointMultiply, raw.ed25519Add, raw.ed25519Parse, raw.sha512]
         let counts = [
-            count.generatorMultiply, count.pointMultiply, count.add, count.parse, count.sha, count.aead, count.hkdf, count.open,
+            count.generatorMultiply, count.pointMultiply, count.add, count.parse, count.sha, count.aead, count.hkdf,
+            count.open,
             count.seal,
         ]
         let shared: [() -> Bool] = [raw.aeadDecrypt, raw.hkdf, raw.open, raw.seal]
@@ -172,7 +192,9 @@ struct Bench {
         // alone, with --server-only).
         let count = OperationCounts.serverSession
         let work = floorWork(count, curve: .secp256k1)
-        var crypto = Timer.measure("floor secp256k1", "recovery session's cryptography, both parties", iterations: n(2_000, 200)) {
+        var crypto = Timer.measure(
+            "floor secp256k1", "recovery session's cryptography, both parties", iterations: n(2_000, 200)
+        ) {
             work()
         }
         crypto.note = count.summary
@@ -181,7 +203,9 @@ struct Bench {
         load.only = serverWorkload
         for m in try await load.run(postgresURL: nil) { add(m) }
         let environment = ProcessInfo.processInfo.environment
-        let candidates = [environment["SHARE_RECOVERY_BENCH_POSTGRES_URL"], environment["SHARE_RECOVERY_TEST_POSTGRES_URL"]]
+        let candidates = [
+            environment["SHARE_RECOVERY_BENCH_POSTGRES_URL"], environment["SHARE_RECOVERY_TEST_POSTGRES_URL"],
+        ]
         guard let url = candidates.compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
             FileHandle.standardError.write(
                 Data("  server PostgreSQL: skipped (set SHARE_RECOVERY_BENCH_POSTGRES_URL; README: Benchmarks)\n".utf8))
@@ -216,7 +240,11 @@ struct Bench {
         ]
         for (name, iterations, body, keyPath, curve) in pairs {
             let m = Timer.measure("floor \(curve)", name, iterations: iterations) { check(body()) }
-            if curve == .secp256k1 { secp[keyPath: keyPath] = Double(m.medianNs) } else { ed[keyPath: keyPath] = Double(m.medianNs) }
+            if curve == .secp256k1 {
+                secp[keyPath: keyPath] = Double(m.medianNs)
+            } else {
+                ed[keyPath: keyPath] = Double(m.medianNs)
+            }
             add(m)
         }
         let shared: [(String, () -> Bool, WritableKeyPath<PrimitiveCosts, Double>?)] = [
@@ -232,12 +260,14 @@ struct Bench {
             add(m)
         }
         let argonMin = Argon2idParameters.minimum, argonDefault = Argon2idParameters.default
-        add(Timer.measure("floor", "Argon2id minimum (1, 8 KiB)", iterations: count) {
-            check(raw.argon2id(opslimit: argonMin.opslimit, memlimitKiB: argonMin.memlimitKiB))
-        })
-        add(Timer.measure("floor", "Argon2id default (3, 64 MiB)", iterations: n(20, 3), warmup: 1) {
-            check(raw.argon2id(opslimit: argonDefault.opslimit, memlimitKiB: argonDefault.memlimitKiB))
-        })
+        add(
+            Timer.measure("floor", "Argon2id minimum (1, 8 KiB)", iterations: count) {
+                check(raw.argon2id(opslimit: argonMin.opslimit, memlimitKiB: argonMin.memlimitKiB))
+            })
+        add(
+            Timer.measure("floor", "Argon2id default (3, 64 MiB)", iterations: n(20, 3), warmup: 1) {
+                check(raw.argon2id(opslimit: argonDefault.opslimit, memlimitKiB: argonDefault.memlimitKiB))
+            })
         costs = [.secp256k1: secp, .ed25519: ed]
     }
 
@@ -252,7 +282,8 @@ struct Bench {
         let signing = try KeyGeneration.generate(curve: curve, walletId: "bench", using: random)
         let cloudKey = BackupSecret.keyMaterial(random.secureBytes(count: 32))
         let cloud = try BackupCreation.create(
-            signingShares: signing, method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey, using: random)
+            signingShares: signing, method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey,
+            using: random)
         let password = BackupSecret.text("correct horse battery staple")
         let pw = try BackupCreation.create(
             signingShares: signing, method: .password, secret: password, custodianPublicKey: custodian.publicKey,
@@ -260,19 +291,24 @@ struct Bench {
         let iterations = n(300, 40)
 
         let binary = try signing[0].binary()
-        var m = try Timer.measure(group, "record parse + validate", iterations: iterations) { _ = try ShareRecord(binary: binary) }
+        var m = try Timer.measure(group, "record parse + validate", iterations: iterations) {
+            _ = try ShareRecord(binary: binary)
+        }
         var count = OperationCounts.recordParse(index: 1, threshold: 2)
         m.floorNs = cost.floor(count)
         m.note = count.summary
         add(m)
 
-        m = try Timer.measure(group, "cipherText decrypt cloudKey", iterations: iterations) { _ = try cloud.cipherText.decrypt(secret: cloudKey) }
+        m = try Timer.measure(group, "cipherText decrypt cloudKey", iterations: iterations) {
+            _ = try cloud.cipherText.decrypt(secret: cloudKey)
+        }
         count = OperationCounts.recordParse(index: 1, threshold: 2) + .init(aead: 1, hkdf: 1)
         m.floorNs = cost.floor(count)
         m.note = count.summary
         add(m)
 
-        m = try Timer.measure(group, "cipherText decrypt password (default Argon2id)", iterations: n(10, 2), warmup: 1) {
+        m = try Timer.measure(group, "cipherText decrypt password (default Argon2id)", iterations: n(10, 2), warmup: 1)
+        {
             _ = try pw.cipherText.decrypt(secret: password)
         }
         m.floorNs = argonDefaultNs + cost.floor(OperationCounts.recordParse(index: 1, threshold: 2) + .init(aead: 1))
@@ -283,7 +319,9 @@ struct Bench {
         let plan = try ResharingPlan(
             oldSet: signing[0], dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
             newSetId: SetID.random(using: random))
-        m = try Timer.measure(group, "resharing dealer step", iterations: iterations) { _ = try ResharingDealer.deal(share: signing[0], plan: plan, using: random) }
+        m = try Timer.measure(group, "resharing dealer step", iterations: iterations) {
+            _ = try ResharingDealer.deal(share: signing[0], plan: plan, using: random)
+        }
         count = OperationCounts.dealer(1, dealers: [1, 2], newThreshold: 2)
         m.floorNs = cost.floor(count)
         m.naiveFloorNs = cost.floor(OperationCounts.dealer(1, dealers: [1, 2], newThreshold: 2, naive: true))
@@ -295,7 +333,8 @@ struct Bench {
         }
         count = OperationCounts.receiver(index: 2, dealers: [1, 2], threshold: 2, newThreshold: 2)
         m.floorNs = cost.floor(count)
-        m.naiveFloorNs = cost.floor(OperationCounts.receiver(index: 2, dealers: [1, 2], threshold: 2, newThreshold: 2, naive: true))
+        m.naiveFloorNs = cost.floor(
+            OperationCounts.receiver(index: 2, dealers: [1, 2], threshold: 2, newThreshold: 2, naive: true))
         m.note = count.summary
         add(m)
 
@@ -310,11 +349,13 @@ struct Bench {
             group, "full local recovery cloudKey (2-of-2)", iterations: iterations * 2,
             {
                 _ = try OfflineRecovery.recover(
-                    cipherText: cloudText, secret: cloudKey, custodianShares: cloudShares, custodianKey: custodian, using: random)
+                    cipherText: cloudText, secret: cloudKey, custodianShares: cloudShares, custodianKey: custodian,
+                    using: random)
             }, floor: cloudFloor, unit: { precondition(unit(), "k·G failed during the benchmark") })
         m.target = 1.25
         m.unitsTarget = curve == .secp256k1 ? 14 : 26
-        m.naiveFloorNs = cost.floor(OperationCounts.offlineRecovery(threshold: 2, parties: 2, argon: false, naive: true))
+        m.naiveFloorNs = cost.floor(
+            OperationCounts.offlineRecovery(threshold: 2, parties: 2, argon: false, naive: true))
         m.note = "floor timed alternately: " + count.summary
         add(m)
 
@@ -334,7 +375,8 @@ struct Bench {
 
         m = try Timer.measure(group, "full backup cloudKey (2-of-2)", iterations: iterations) {
             _ = try BackupCreation.create(
-                signingShares: signing, method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey, using: random)
+                signingShares: signing, method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey,
+                using: random)
         }
         count = OperationCounts.backup(threshold: 2, parties: 2)
         m.floorNs = cost.floor(count)
@@ -344,9 +386,11 @@ struct Bench {
 
         // Cost per recovery as the number of parties grows.
         for (t, parties) in [(2, 3), (3, 5)] {
-            let set = try KeyGeneration.generate(curve: curve, walletId: "bench", threshold: t, parties: parties, using: random)
+            let set = try KeyGeneration.generate(
+                curve: curve, walletId: "bench", threshold: t, parties: parties, using: random)
             let backup = try BackupCreation.create(
-                signingShares: Array(set.prefix(t)), method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey,
+                signingShares: Array(set.prefix(t)), method: .cloudKey, secret: cloudKey,
+                custodianPublicKey: custodian.publicKey,
                 using: random)
             let text = backup.cipherText.base64, shares = backup.custodianShares.map(\.json)
             m = try Timer.measure(group, "full local recovery cloudKey (\(t)-of-\(parties))", iterations: n(100, 15)) {
@@ -355,7 +399,8 @@ struct Bench {
             }
             count = OperationCounts.offlineRecovery(threshold: t, parties: parties, argon: false)
             m.floorNs = cost.floor(count)
-            m.naiveFloorNs = cost.floor(OperationCounts.offlineRecovery(threshold: t, parties: parties, argon: false, naive: true))
+            m.naiveFloorNs = cost.floor(
+                OperationCounts.offlineRecovery(threshold: t, parties: parties, argon: false, naive: true))
             m.note = count.summary
             add(m)
         }
@@ -373,7 +418,8 @@ struct Bench {
             let count = ProtocolCounts.dkg(threshold: t, parties: parties, curve: curve)
             var m = try Timer.measureAgainstFloor(
                 group, "DKG \(t)-of-\(parties)", iterations: n(200, 20),
-                { _ = try DistributedKeyGeneration.run(parameters: parameters, using: random) }, floor: floorWork(count, curve: curve))
+                { _ = try DistributedKeyGeneration.run(parameters: parameters, using: random) },
+                floor: floorWork(count, curve: curve))
             m.target = 1.25
             m.note = "floor timed alternately: " + count.summary
             add(m)
@@ -415,11 +461,16 @@ struct Bench {
                 let (approver, newCommitments) = try DeviceEnrolment.approve(
                     plan: plan, custodianCommitments: custodian.commitments, approverShare: set[0], using: random)
                 let atCustodian = Dealing(
-                    dealerIndex: 1, commitments: approver.commitments, subShares: [2: try carried(approver.subShares[2], to: custodianKey)])
+                    dealerIndex: 1, commitments: approver.commitments,
+                    subShares: [2: try carried(approver.subShares[2], to: custodianKey)])
                 _ = try ResharingReceiver.receive(partyIndex: 2, plan: plan, dealings: [atCustodian, custodian])
                 let atDevice = [
-                    Dealing(dealerIndex: 1, commitments: approver.commitments, subShares: [1: try carried(approver.subShares[1], to: deviceKey)]),
-                    Dealing(dealerIndex: 2, commitments: custodian.commitments, subShares: [1: try carried(custodian.subShares[1], to: deviceKey)]),
+                    Dealing(
+                        dealerIndex: 1, commitments: approver.commitments,
+                        subShares: [1: try carried(approver.subShares[1], to: deviceKey)]),
+                    Dealing(
+                        dealerIndex: 2, commitments: custodian.commitments,
+                        subShares: [1: try carried(custodian.subShares[1], to: deviceKey)]),
                 ]
                 _ = try DeviceEnrolment.join(plan: plan, dealings: atDevice, newCommitments: newCommitments)
             }, floor: floorWork(count, curve: curve))
@@ -437,7 +488,8 @@ struct Bench {
         let signing = try KeyGeneration.generate(curve: curve, walletId: "bench", using: random)
         let key = BackupSecret.keyMaterial(random.secureBytes(count: 32))
         let target = try BackupCreation.create(
-            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey, using: random)
+            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey,
+            using: random)
         let user = try target.cipherText.decrypt(secret: key)
         // Decoys: the same wallet's other backups (other sets and methods), as a real /backup/fetch returns.
         var decoys: [String] = []
@@ -478,7 +530,8 @@ struct Bench {
         let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "bench", using: random)
         let key = BackupSecret.keyMaterial(random.secureBytes(count: 32))
         let backup = try BackupCreation.create(
-            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey, using: random)
+            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey,
+            using: random)
         let text = backup.cipherText.base64
         let shares = backup.custodianShares.map(\.json)
         let total = n(10_000, 400)
@@ -487,7 +540,8 @@ struct Bench {
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
                 let share = total / workers + (worker < total % workers ? 1 : 0)
                 for _ in 0..<share {
-                    _ = try? OfflineRecovery.recover(cipherText: text, secret: key, custodianShares: shares, custodianKey: custodian)
+                    _ = try? OfflineRecovery.recover(
+                        cipherText: text, secret: key, custodianShares: shares, custodianKey: custodian)
                 }
             }
             return Double(Timer.now() - start)
@@ -496,13 +550,16 @@ struct Bench {
         let one = batch(workers: 1)
         let all = batch(workers: cores)
         let perOne = one / Double(total), perAll = all / Double(total)
-        var m = Measurement(group: "scaling", name: "batch of \(total) cloudKey recoveries, 1 core", iterations: total,
-                            medianNs: UInt64(perOne), p99Ns: UInt64(perOne), meanNs: perOne)
+        var m = Measurement(
+            group: "scaling", name: "batch of \(total) cloudKey recoveries, 1 core", iterations: total,
+            medianNs: UInt64(perOne), p99Ns: UInt64(perOne), meanNs: perOne)
         m.note = String(format: "%.0f recoveries/s", 1e9 / perOne)
         add(m)
-        m = Measurement(group: "scaling", name: "batch of \(total) cloudKey recoveries, \(cores) cores", iterations: total,
-                        medianNs: UInt64(perAll), p99Ns: UInt64(perAll), meanNs: perAll)
-        m.note = String(format: "%.0f recoveries/s, scaling factor %.2f× (target ≥ 1.8× on 2 cores)", 1e9 / perAll, one / all)
+        m = Measurement(
+            group: "scaling", name: "batch of \(total) cloudKey recoveries, \(cores) cores", iterations: total,
+            medianNs: UInt64(perAll), p99Ns: UInt64(perAll), meanNs: perAll)
+        m.note = String(
+            format: "%.0f recoveries/s, scaling factor %.2f× (target ≥ 1.8× on 2 cores)", 1e9 / perAll, one / all)
         add(m)
     }
 
@@ -513,7 +570,8 @@ struct Bench {
         let signing = try KeyGeneration.generate(curve: curve, walletId: "bench", using: random)
         let key = BackupSecret.keyMaterial(random.secureBytes(count: 32))
         let backup = try BackupCreation.create(
-            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey, using: random)
+            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey,
+            using: random)
         let text = backup.cipherText.base64, shares = backup.custodianShares.map(\.json)
         for _ in 0..<count {
             _ = try OfflineRecovery.recover(
@@ -532,9 +590,13 @@ struct Bench {
             let ratio = m.ratio.map { String(format: "%.2f×", $0) } ?? ""
             let naive = m.naiveFloorNs.map { human($0) } ?? ""
             let units = m.units.map { String(format: "%.1f", $0) } ?? ""
-            let targets = [m.target.map { String(format: "≤ %.2f×", $0) }, m.unitsTarget.map { String(format: "≤ %.0f k·G", $0) }]
+            let targets = [
+                m.target.map { String(format: "≤ %.2f×", $0) }, m.unitsTarget.map { String(format: "≤ %.0f k·G", $0) },
+            ]
             let target = targets.compactMap { $0 }.joined(separator: ", ")
-            print("| \(m.group) | \(m.name) | \(human(Double(m.medianNs))) | \(human(Double(m.p99Ns))) | \(String(format: "%.0f", m.opsPerSecond)) | \(floor) | \(ratio) | \(target) | \(units) | \(naive) |")
+            print(
+                "| \(m.group) | \(m.name) | \(human(Double(m.medianNs))) | \(human(Double(m.p99Ns))) | \(String(format: "%.0f", m.opsPerSecond)) | \(floor) | \(ratio) | \(target) | \(units) | \(naive) |"
+            )
         }
         print("")
         for m in results where !m.note.isEmpty { print("- \(m.group) / \(m.name): \(m.note)") }

@@ -33,7 +33,8 @@ struct ServerLoad {
     /// One database's figures: PostgreSQL at `postgresURL`, or (`nil`) SQLite in a fresh file.
     func run(postgresURL: String?) async throws -> [Measurement] {
         let label = postgresURL == nil ? "SQLite" : "PostgreSQL"
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("recovery-bench-\(UUID().uuidString)").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("recovery-bench-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
         let webhookSecret = SecureBytes(copying: Array(Hex.encode(random.bytes(count: 16)).utf8))
@@ -81,14 +82,14 @@ struct ServerLoad {
 
     private func measure(
         base: String, serverPid: Int32, client: HTTPClient, webhookSecret: SecureBytes, otpFile: String, label: String
-    ) async throws -> [Measurement]
-    {
+    ) async throws -> [Measurement] {
         // A load of many connections, possibly under a sanitizer (the test suite's quick run): an answer
         // may take far longer than a device's 5 s attempt. Retried attempts would only add load and
         // meet their own first attempt still running (409 requestInProgress), so every call here
         // waits for its answer instead.
         let transport = HTTPTransport(
-            configuration: .init(timeout: .seconds(600), attemptTimeout: .seconds(300), maximumAttempts: 2), client: client)
+            configuration: .init(timeout: .seconds(600), attemptTimeout: .seconds(300), maximumAttempts: 2),
+            client: client)
         let server = ReferenceServerClient(base: base, transport: transport)
         let otp = OTPInbox(path: otpFile)
         var users: [User] = []
@@ -111,7 +112,8 @@ struct ServerLoad {
             ).createWallet(clientId: walletUser, walletId: "bench-\(index)", curve: .secp256k1, using: random)
             users.append(
                 User(
-                    id: id, token: reader, cipherText: cipherText.base64, secret: secret, deviceShare: signing[0], wallet: wallet,
+                    id: id, token: reader, cipherText: cipherText.base64, secret: secret, deviceShare: signing[0],
+                    wallet: wallet,
                     walletUser: walletUser, signToken: signToken))
         }
 
@@ -119,10 +121,13 @@ struct ServerLoad {
         let requests = quick ? 20 : 40
         let secretText = String(decoding: webhookSecret.revealedBytes(), as: UTF8.self)
         let every: [Workload] = [
-            Workload(kind: .health, name: "/health (floor)", perConnection: requests) { _ in try await Self.send(client, "GET", base + "/health") },
+            Workload(kind: .health, name: "/health (floor)", perConnection: requests) { _ in
+                try await Self.send(client, "GET", base + "/health")
+            },
             Workload(kind: .cipherText, name: "cipherText GET", perConnection: requests) { user in
                 try await Self.send(
-                    client, "GET", base + "/users/\(user.id)/user-backup-share?backupMethod=\(BackupMethod.cloudKey.apiName)",
+                    client, "GET",
+                    base + "/users/\(user.id)/user-backup-share?backupMethod=\(BackupMethod.cloudKey.apiName)",
                     headers: [("Authorization", "Bearer " + user.token)])
             },
             Workload(kind: .fetch, name: "/backup/fetch", perConnection: requests) { user in
@@ -164,7 +169,8 @@ struct ServerLoad {
         var results: [Measurement] = []
         for (index, workload) in workloads.enumerated() {
             var measurement = Self.measurement(
-                group: "server \(label)", name: "\(workload.name), \(connections) connections", latencies: latencies[index],
+                group: "server \(label)", name: "\(workload.name), \(connections) connections",
+                latencies: latencies[index],
                 seconds: wall[index])
             let requests = Double(max(latencies[index].count, 1))
             measurement.serverCPUNs = cpu[index].server * 1e9 / requests
@@ -176,7 +182,8 @@ struct ServerLoad {
                 measurement.note = String(
                     format:
                         "CPU floor: %.0f sessions/s = %d cores / (%.1f µs of cryptography + %d exchanges × %.1f µs, the CPU of one /health exchange in the same rounds, server and load); target: ≥ 50%% of it, i.e. this ratio ≤ 2; a session is cipherText GET, open (webhook /backup/fetch, selection), finish, confirm",
-                    floor.perSecond, floor.cores, sessionCryptoNs / 1000, Self.sessionExchanges, floor.exchangeNs / 1000)
+                    floor.perSecond, floor.cores, sessionCryptoNs / 1000, Self.sessionExchanges, floor.exchangeNs / 1000
+                )
             } else if workload.kind != .health, let health = results.first {
                 measurement.floorNs = health.throughputFloor(for: measurement)
                 measurement.note = "floor: /health in the same rounds (ratio of throughputs)"
@@ -188,9 +195,16 @@ struct ServerLoad {
             measurement.note += String(
                 format: "%@CPU per operation: server %.1f µs, load %.1f µs", measurement.note.isEmpty ? "" : "; ",
                 (measurement.serverCPUNs ?? 0) / 1000, (measurement.loadCPUNs ?? 0) / 1000)
-            if workload.kind == .signing { measurement.note += "; a signature is two requests (commitment, signature share) and the device's FROST work" }
+            if workload.kind == .signing {
+                measurement.note +=
+                    "; a signature is two requests (commitment, signature share) and the device's FROST work"
+            }
             FileHandle.standardError.write(
-                Data(String(format: "  %@ / %@: %.0f per second\n", measurement.group, measurement.name, measurement.throughput ?? 0).utf8))
+                Data(
+                    String(
+                        format: "  %@ / %@: %.0f per second\n", measurement.group, measurement.name,
+                        measurement.throughput ?? 0
+                    ).utf8))
             results.append(measurement)
         }
         return results
@@ -265,7 +279,8 @@ struct ServerLoad {
         for latency in latencies { _ = histogram.record(max(latency, 1)) }
         var measurement = Measurement(
             group: group, name: name, iterations: latencies.count, medianNs: histogram.median,
-            p99Ns: histogram.valueAtPercentile(99), meanNs: Double(latencies.reduce(0, +)) / Double(max(latencies.count, 1)))
+            p99Ns: histogram.valueAtPercentile(99),
+            meanNs: Double(latencies.reduce(0, +)) / Double(max(latencies.count, 1)))
         measurement.throughput = Double(latencies.count) / max(seconds, 1e-9)
         return measurement
     }
@@ -297,7 +312,8 @@ extension Measurement {
     /// The time one request of `other` would take if it ran at this (floor) measurement's throughput:
     /// the ratio to it is then floor throughput / measured throughput.
     func throughputFloor(for other: Measurement) -> Double? {
-        guard let floorThroughput = throughput, let measured = other.throughput, floorThroughput > 0, measured > 0 else {
+        guard let floorThroughput = throughput, let measured = other.throughput, floorThroughput > 0, measured > 0
+        else {
             return nil
         }
         return Double(other.medianNs) * measured / floorThroughput
@@ -310,7 +326,8 @@ struct OTPInbox: Sendable {
 
     func token(_ server: ReferenceServerClient, identifier: String, purpose: String) async throws -> String {
         let flowId = try await server.startFlow(identifier: identifier, purpose: purpose)
-        let token = try await server.verifyFlow(flowId: flowId, code: try FileOTPSender(path: path).code(flowId: flowId))
+        let token = try await server.verifyFlow(
+            flowId: flowId, code: try FileOTPSender(path: path).code(flowId: flowId))
         return String(decoding: token.revealedBytes(), as: UTF8.self)
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 import Foundation
 import ShareCrypto
@@ -31,7 +31,8 @@ struct ServerProcess {
         let path = own.deletingLastPathComponent().appendingPathComponent("share-recovery").path
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw BenchError(
-                "the server binary is not at \(path): build it beside the bench (swift build -c release, or swift run recovery-bench, which builds both)")
+                "the server binary is not at \(path): build it beside the bench (swift build -c release, or swift run recovery-bench, which builds both)"
+            )
         }
         return path
     }
@@ -40,7 +41,9 @@ struct ServerProcess {
     /// - Parameters:
     ///   - database: an SQLite path or a `postgres://` URL, as `serve --database` takes it.
     ///   - webhookSecret: written to the secret file `serve` reads.
-    static func start(database: String, files: Files, masterKey: SecureBytes, webhookSecret: SecureBytes) throws -> ServerProcess {
+    static func start(database: String, files: Files, masterKey: SecureBytes, webhookSecret: SecureBytes) throws
+        -> ServerProcess
+    {
         try writePrivate(Hex.encode(masterKey.revealedBytes()), to: files.masterKey)
         try writePrivate(String(decoding: webhookSecret.revealedBytes(), as: UTF8.self), to: files.webhookSecret)
         let output = files.directory + "/serve.out", log = files.directory + "/serve.err"
@@ -71,12 +74,14 @@ struct ServerProcess {
             if let range = text.range(of: #""port":"#) {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 if let port = Int(digits) {
-                    return ServerProcess(process: process, baseURL: "http://127.0.0.1:\(port)", directory: files.directory)
+                    return ServerProcess(
+                        process: process, baseURL: "http://127.0.0.1:\(port)", directory: files.directory)
                 }
             }
             guard process.isRunning else {
                 let reason = FileText.read(log) ?? ""
-                throw BenchError("share-recovery serve exited with \(process.terminationStatus) before listening: \(reason)")
+                throw BenchError(
+                    "share-recovery serve exited with \(process.terminationStatus) before listening: \(reason)")
             }
             usleep(50_000)
         }
@@ -98,7 +103,9 @@ struct ServerProcess {
     }
 
     private static func writePrivate(_ text: String, to path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
         else { throw BenchError("cannot write \(path)") }
     }
 }

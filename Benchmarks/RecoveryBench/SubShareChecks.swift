@@ -9,18 +9,28 @@ extension Bench {
         let random = random
         for dealers in [2, 3] {
             let claims = try (0..<dealers).map { _ in
-                let polynomial = Polynomial.random(constant: Scalar.random(on: curve, using: random), degree: 1, using: random)
-                return SubShareClaim(subShare: polynomial.evaluate(atIndex: 2), commitments: try polynomial.commitments())
+                let polynomial = Polynomial.random(
+                    constant: Scalar.random(on: curve, using: random), degree: 1, using: random)
+                return SubShareClaim(
+                    subShare: polynomial.evaluate(atIndex: 2), commitments: try polynomial.commitments())
             }
             let timed = FeldmanBatch.Strategy.allCases.map { strategy in
-                (strategy, Timer.measure("sub-share checks \(curve)", "\(dealers) dealers, \(strategy)", iterations: n(1_000, 100)) {
-                    precondition(FeldmanBatch.firstFailure(index: 2, claims: claims, strategy: strategy, using: random) == nil)
-                })
+                (
+                    strategy,
+                    Timer.measure(
+                        "sub-share checks \(curve)", "\(dealers) dealers, \(strategy)", iterations: n(1_000, 100)
+                    ) {
+                        precondition(
+                            FeldmanBatch.firstFailure(index: 2, claims: claims, strategy: strategy, using: random)
+                                == nil)
+                    }
+                )
             }
             let preferred = timed.first { $0.0 == FeldmanBatch.Strategy.preferred }!.1
             for (strategy, measurement) in timed {
                 var m = measurement
-                let relative = String(format: "%.2f× the receivers' strategy", Double(m.medianNs) / Double(preferred.medianNs))
+                let relative = String(
+                    format: "%.2f× the receivers' strategy", Double(m.medianNs) / Double(preferred.medianNs))
                 m.note = strategy == FeldmanBatch.Strategy.preferred ? "the receivers' strategy" : relative
                 add(m)
             }

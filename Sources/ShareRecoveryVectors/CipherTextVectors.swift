@@ -11,7 +11,8 @@ enum CipherTextVectors: VectorKind {
         + "fields and the nonce gives cipherText byte for byte. An invalid case must be refused, by parsing "
         + "cipherText or by decrypting it with the secret, with the named error."
     static let fields: Set<String> = [
-        "method", "cipherText", "secret", "keyMaterial", "keyId", "salt", "opslimit", "memlimitKiB", "nonce", "derivedKey",
+        "method", "cipherText", "secret", "keyMaterial", "keyId", "salt", "opslimit", "memlimitKiB", "nonce",
+        "derivedKey",
         "recordHex",
     ]
 
@@ -23,7 +24,9 @@ enum CipherTextVectors: VectorKind {
         guard let method = BackupMethod(name: name) else { throw VectorProblem("unknown method \"\(name)\"") }
         switch method.kdf {
         case .argon2id13:
-            guard !vector.has("keyMaterial") else { throw VectorProblem("\(method) takes \"secret\", not \"keyMaterial\"") }
+            guard !vector.has("keyMaterial") else {
+                throw VectorProblem("\(method) takes \"secret\", not \"keyMaterial\"")
+            }
             return (method, .text(try vector.string("secret")))
         case .hkdfSHA256:
             guard !vector.has("secret") else { throw VectorProblem("\(method) takes \"keyMaterial\", not \"secret\"") }
@@ -35,7 +38,9 @@ enum CipherTextVectors: VectorKind {
         let (method, secret) = try secret(of: vector)
         let text = try vector.string("cipherText")
         let envelope = try CipherText(base64: text)
-        guard envelope.method == method else { throw VectorProblem("the header says \(envelope.method), the case \(method)") }
+        guard envelope.method == method else {
+            throw VectorProblem("the header says \(envelope.method), the case \(method)")
+        }
 
         // The header fields the case lists are the envelope's.
         let salt = try vector.hex("salt"), nonce = try vector.hex("nonce"), keyId = try vector.string("keyId")
@@ -43,7 +48,8 @@ enum CipherTextVectors: VectorKind {
         switch method.kdf {
         case .argon2id13:
             let argon = try Argon2idParameters(
-                opslimit: UInt32(try vector.integer("opslimit")), memlimitKiB: UInt32(try vector.integer("memlimitKiB")))
+                opslimit: UInt32(try vector.integer("opslimit")), memlimitKiB: UInt32(try vector.integer("memlimitKiB"))
+            )
             parameters = .argon2id13(argon, salt: salt)
         case .hkdfSHA256:
             guard !vector.has("opslimit"), !vector.has("memlimitKiB") else {
@@ -51,7 +57,9 @@ enum CipherTextVectors: VectorKind {
             }
             parameters = .hkdfSHA256(salt: salt)
         }
-        guard envelope.kdfParameters == parameters else { throw VectorProblem("salt or Argon2id parameters differ from the header") }
+        guard envelope.kdfParameters == parameters else {
+            throw VectorProblem("salt or Argon2id parameters differ from the header")
+        }
         guard envelope.nonce == nonce else { throw VectorProblem("nonce differs from the header") }
         guard envelope.keyId == keyId else { throw VectorProblem("keyId differs from the header") }
 
@@ -67,7 +75,8 @@ enum CipherTextVectors: VectorKind {
         }
         let record = try ShareRecord(binary: SecureBytes(copying: recordBytes))
         let again = try CipherText.encrypt(
-            record, method: method, kdfParameters: parameters, key: SecureBytes(copying: derivedKey), keyId: keyId, nonce: nonce)
+            record, method: method, kdfParameters: parameters, key: SecureBytes(copying: derivedKey), keyId: keyId,
+            nonce: nonce)
         guard again.base64 == text else { throw VectorProblem("re-encrypting recordHex does not reproduce cipherText") }
     }
 
@@ -155,7 +164,8 @@ enum CipherTextVectors: VectorKind {
         let envelope = try CipherText.encrypt(
             record, method: method, kdfParameters: parameters, key: key, keyId: keyId, nonce: nonce)
         return Sample(
-            method: method, secret: secret, record: record, parameters: parameters, keyId: keyId, nonce: nonce, key: key,
+            method: method, secret: secret, record: record, parameters: parameters, keyId: keyId, nonce: nonce,
+            key: key,
             envelope: envelope)
     }
 
@@ -194,17 +204,22 @@ enum CipherTextVectors: VectorKind {
                     default: .keyMaterial(random.bytes(count: 32))
                     }
                 let argon: Argon2idParameters =
-                    curve == .ed25519 && method == .password ? try Argon2idParameters(opslimit: 2, memlimitKiB: 16) : .minimum
+                    curve == .ed25519 && method == .password
+                    ? try Argon2idParameters(opslimit: 2, memlimitKiB: 16) : .minimum
                 let sample = try makeSample(
-                    record: set[0], method: method, secret: secret, argon: argon, keyId: keyIds[method]!, random: random)
-                let id = "\(curve)-\(layout)-\(method.name)" + (curve == .ed25519 && method == .password ? "-nfd-secret" : "")
+                    record: set[0], method: method, secret: secret, argon: argon, keyId: keyIds[method]!, random: random
+                )
+                let id =
+                    "\(curve)-\(layout)-\(method.name)"
+                    + (curve == .ed25519 && method == .password ? "-nfd-secret" : "")
                 cases.append(CaseBuilder.valid(id, sample.validFields))
                 samples["\(curve)-\(method.name)"] = sample
             }
         }
         // A user share of another layout and a long keyId.
         let secpWide = try VectorFixtures.dealSet(
-            curve: .secp256k1, walletId: "wallet-secp256k1-ct-2", kind: .backup, threshold: 2, parties: 3, generation: 9,
+            curve: .secp256k1, walletId: "wallet-secp256k1-ct-2", kind: .backup, threshold: 2, parties: 3,
+            generation: 9,
             random: random)
         let wide = try makeSample(
             record: secpWide[0], method: .cloudKey, secret: .keyMaterial(random.bytes(count: 32)),
@@ -227,20 +242,32 @@ enum CipherTextVectors: VectorKind {
 
         // Text form.
         let texts = samples.keys.sorted().map { samples[$0]!.envelope.base64 }
-        guard let padded = texts.first(where: { $0.hasSuffix("=") && !$0.hasSuffix("==") }) ?? texts.first(where: { $0.hasSuffix("=") }),
+        guard
+            let padded = texts.first(where: { $0.hasSuffix("=") && !$0.hasSuffix("==") })
+                ?? texts.first(where: { $0.hasSuffix("=") }),
             let slashed = texts.first(where: { $0.contains("+") || $0.contains("/") })
         else { throw VectorProblem("no sample text with padding or with + or /") }
         let paddedSample = samples.values.first { $0.envelope.base64 == padded }!
         let slashedSample = samples.values.first { $0.envelope.base64 == slashed }!
         invalid("base64-empty", .malformedCipherText, password.invalidFields(text: ""))
-        invalid("base64-bad-character", .malformedCipherText, password.invalidFields(text: "U1JDVAEB!" + String(password.envelope.base64.dropFirst(9))))
-        invalid("base64-line-break", .malformedCipherText, password.invalidFields(text: insert("\n", into: password.envelope.base64, at: 64)))
-        invalid("base64-trailing-newline", .malformedCipherText, password.invalidFields(text: password.envelope.base64 + "\n"))
-        invalid("base64-space", .malformedCipherText, password.invalidFields(text: insert(" ", into: password.envelope.base64, at: 8)))
+        invalid(
+            "base64-bad-character", .malformedCipherText,
+            password.invalidFields(text: "U1JDVAEB!" + String(password.envelope.base64.dropFirst(9))))
+        invalid(
+            "base64-line-break", .malformedCipherText,
+            password.invalidFields(text: insert("\n", into: password.envelope.base64, at: 64)))
+        invalid(
+            "base64-trailing-newline", .malformedCipherText,
+            password.invalidFields(text: password.envelope.base64 + "\n"))
+        invalid(
+            "base64-space", .malformedCipherText,
+            password.invalidFields(text: insert(" ", into: password.envelope.base64, at: 8)))
         invalid(
             "base64-missing-padding", .malformedCipherText,
             paddedSample.invalidFields(text: String(padded.prefix { $0 != "=" })))
-        invalid("base64-non-canonical-padding-bits", .malformedCipherText, paddedSample.invalidFields(text: nonCanonical(padded)))
+        invalid(
+            "base64-non-canonical-padding-bits", .malformedCipherText,
+            paddedSample.invalidFields(text: nonCanonical(padded)))
         invalid(
             "base64-url-safe-alphabet", .malformedCipherText,
             slashedSample.invalidFields(
@@ -252,7 +279,12 @@ enum CipherTextVectors: VectorKind {
         invalid("truncated-after-magic", .malformedCipherText, password.invalidFields(Array(pw.prefix(4))))
         invalid("version-0", .unsupportedVersion, password.invalidFields(m(pw) { $0[4] = 0 }))
         invalid("version-2", .unsupportedVersion, password.invalidFields(m(pw) { $0[4] = 2 }))
-        invalid("version-2-and-method-7", .unsupportedVersion, password.invalidFields(m(pw) { $0[4] = 2; $0[5] = 7 }))
+        invalid(
+            "version-2-and-method-7", .unsupportedVersion,
+            password.invalidFields(
+                m(pw) {
+                    $0[4] = 2; $0[5] = 7
+                }))
         invalid("method-0", .unsupportedMethod, password.invalidFields(m(pw) { $0[5] = 0 }))
         invalid("method-7", .unsupportedMethod, password.invalidFields(m(pw) { $0[5] = 7 }))
         invalid("kdf-hkdf-for-password", .kdfMismatch, password.invalidFields(m(pw) { $0[6] = 2 }))
@@ -260,9 +292,15 @@ enum CipherTextVectors: VectorKind {
         invalid("kdf-0", .kdfMismatch, password.invalidFields(m(pw) { $0[6] = 0 }))
         invalid("kdf-3", .kdfMismatch, passkey.invalidFields(m(pk) { $0[6] = 3 }))
         invalid("truncated-kdf-parameters", .malformedCipherText, password.invalidFields(Array(pw.prefix(12))))
-        invalid("opslimit-0", .invalidKdfParameters, password.invalidFields(m(pw) { $0.replaceSubrange(7..<11, with: be(0)) }))
-        invalid("opslimit-17", .invalidKdfParameters, password.invalidFields(m(pw) { $0.replaceSubrange(7..<11, with: be(17)) }))
-        invalid("memlimit-7-kib", .invalidKdfParameters, password.invalidFields(m(pw) { $0.replaceSubrange(11..<15, with: be(7)) }))
+        invalid(
+            "opslimit-0", .invalidKdfParameters,
+            password.invalidFields(m(pw) { $0.replaceSubrange(7..<11, with: be(0)) }))
+        invalid(
+            "opslimit-17", .invalidKdfParameters,
+            password.invalidFields(m(pw) { $0.replaceSubrange(7..<11, with: be(17)) }))
+        invalid(
+            "memlimit-7-kib", .invalidKdfParameters,
+            password.invalidFields(m(pw) { $0.replaceSubrange(11..<15, with: be(7)) }))
         invalid(
             "memlimit-1048577-kib", .invalidKdfParameters,
             password.invalidFields(m(pw) { $0.replaceSubrange(11..<15, with: be(1_048_577)) }))
@@ -272,18 +310,32 @@ enum CipherTextVectors: VectorKind {
         invalid(
             "truncated-keyid", .malformedCipherText,
             passkey.invalidFields(Array(pk.prefix(passkey.keyIdLengthOffset + 3))))
-        invalid("keyid-not-utf8", .malformedCipherText, passkey.invalidFields(m(pk) { $0[passkey.keyIdLengthOffset + 1] = 0xFF }))
-        invalid("truncated-nonce", .malformedCipherText, passkey.invalidFields(Array(pk.prefix(passkey.nonceOffset + 12))))
+        invalid(
+            "keyid-not-utf8", .malformedCipherText,
+            passkey.invalidFields(m(pk) { $0[passkey.keyIdLengthOffset + 1] = 0xFF }))
+        invalid(
+            "truncated-nonce", .malformedCipherText, passkey.invalidFields(Array(pk.prefix(passkey.nonceOffset + 12))))
         invalid("ciphertext-empty", .malformedCipherText, passkey.invalidFields(Array(pk.prefix(passkey.bodyOffset))))
         invalid(
-            "ciphertext-15-bytes", .malformedCipherText, passkey.invalidFields(Array(pk.prefix(passkey.bodyOffset + 15))))
+            "ciphertext-15-bytes", .malformedCipherText,
+            passkey.invalidFields(Array(pk.prefix(passkey.bodyOffset + 15))))
 
         // Secrets.
-        invalid("wrong-password", .authenticationFailed, password.invalidFields(pw, secret: .text("Correct horse battery staple")))
-        invalid("wrong-recovery-code", .authenticationFailed, code.invalidFields(code.envelope.bytes, secret: .text(recoveryCode(random: random))))
-        invalid("wrong-key-material", .authenticationFailed, passkey.invalidFields(pk, secret: .keyMaterial(random.bytes(count: 32))))
-        invalid("key-material-31-bytes", .invalidKeyMaterial, passkey.invalidFields(pk, secret: .keyMaterial(random.bytes(count: 31))))
-        invalid("key-material-33-bytes", .invalidKeyMaterial, passkey.invalidFields(pk, secret: .keyMaterial(random.bytes(count: 33))))
+        invalid(
+            "wrong-password", .authenticationFailed,
+            password.invalidFields(pw, secret: .text("Correct horse battery staple")))
+        invalid(
+            "wrong-recovery-code", .authenticationFailed,
+            code.invalidFields(code.envelope.bytes, secret: .text(recoveryCode(random: random))))
+        invalid(
+            "wrong-key-material", .authenticationFailed,
+            passkey.invalidFields(pk, secret: .keyMaterial(random.bytes(count: 32))))
+        invalid(
+            "key-material-31-bytes", .invalidKeyMaterial,
+            passkey.invalidFields(pk, secret: .keyMaterial(random.bytes(count: 31))))
+        invalid(
+            "key-material-33-bytes", .invalidKeyMaterial,
+            passkey.invalidFields(pk, secret: .keyMaterial(random.bytes(count: 33))))
         invalid("key-material-empty", .invalidKeyMaterial, passkey.invalidFields(pk, secret: .keyMaterial([])))
         invalid("empty-password", .emptySecret, password.invalidFields(pw, secret: .text("")))
         invalid("empty-recovery-code", .emptySecret, code.invalidFields(code.envelope.bytes, secret: .text("")))
@@ -293,10 +345,16 @@ enum CipherTextVectors: VectorKind {
             "header-keyid-byte-changed", .authenticationFailed,
             passkey.invalidFields(m(pk) { $0[passkey.keyIdLengthOffset + 1] ^= 0x01 }))
         invalid("header-salt-byte-changed", .authenticationFailed, password.invalidFields(m(pw) { $0[20] ^= 0x80 }))
-        invalid("header-opslimit-changed", .authenticationFailed, password.invalidFields(m(pw) { $0.replaceSubrange(7..<11, with: be(2)) }))
+        invalid(
+            "header-opslimit-changed", .authenticationFailed,
+            password.invalidFields(m(pw) { $0.replaceSubrange(7..<11, with: be(2)) }))
         invalid("header-method-passkey-to-icloud", .authenticationFailed, passkey.invalidFields(m(pk) { $0[5] = 3 }))
-        invalid("nonce-byte-changed", .authenticationFailed, passkey.invalidFields(m(pk) { $0[passkey.nonceOffset] ^= 0x01 }))
-        invalid("body-byte-changed", .authenticationFailed, password.invalidFields(m(pw) { $0[password.bodyOffset] ^= 0x01 }))
+        invalid(
+            "nonce-byte-changed", .authenticationFailed,
+            passkey.invalidFields(m(pk) { $0[passkey.nonceOffset] ^= 0x01 }))
+        invalid(
+            "body-byte-changed", .authenticationFailed,
+            password.invalidFields(m(pw) { $0[password.bodyOffset] ^= 0x01 }))
         invalid("tag-byte-changed", .authenticationFailed, password.invalidFields(m(pw) { $0[$0.count - 1] ^= 0x01 }))
         invalid("body-byte-removed", .authenticationFailed, password.invalidFields(Array(pw.dropLast())))
         invalid(
@@ -305,8 +363,10 @@ enum CipherTextVectors: VectorKind {
 
         // Authentic envelopes around a plaintext that is not an acceptable user backup share.
         let signing = try ShareRecord(
-            walletId: password.record.walletId, curve: password.record.curve, kind: .signing, threshold: password.record.threshold,
-            parties: password.record.parties, partyIndex: password.record.partyIndex, generation: password.record.generation,
+            walletId: password.record.walletId, curve: password.record.curve, kind: .signing,
+            threshold: password.record.threshold,
+            parties: password.record.parties, partyIndex: password.record.partyIndex,
+            generation: password.record.generation,
             setId: password.record.setId, secret: password.record.secret, commitments: password.record.commitments)
         let recordBytes = try VectorFixtures.binary(password.record)
         let s = VectorFixtures.secretOffset(password.record)
@@ -319,14 +379,18 @@ enum CipherTextVectors: VectorKind {
         invalid(
             "decrypted-record-share-does-not-match-commitments", .invalidShare,
             password.invalidFields(
-                try sealing(m(recordBytes) { $0.replaceSubrange(s..<s + 32, with: VectorFixtures.shiftedSecret(password.record)) }, like: password)))
+                try sealing(
+                    m(recordBytes) {
+                        $0.replaceSubrange(s..<s + 32, with: VectorFixtures.shiftedSecret(password.record))
+                    }, like: password)))
         return cases
     }
 
     /// An authentic envelope with `sample`'s header and key around any plaintext.
     private static func sealing(_ plaintext: [UInt8], like sample: Sample) throws -> [UInt8] {
         let header = sample.envelope.header
-        let sealed = try XChaCha20Poly1305.seal(SecureBytes(copying: plaintext), key: sample.key, nonce: sample.nonce, aad: header)
+        let sealed = try XChaCha20Poly1305.seal(
+            SecureBytes(copying: plaintext), key: sample.key, nonce: sample.nonce, aad: header)
         return header + sealed
     }
 

@@ -46,7 +46,10 @@ enum CustodianShareVectors: VectorKind {
     }
 
     /// A §6 JSON text describing `record` whose sealed share is `sealed`.
-    static func text(describing record: ShareRecord, method: BackupMethod, sealed: [UInt8], createdAt: String = VectorFixtures.createdAt)
+    static func text(
+        describing record: ShareRecord, method: BackupMethod, sealed: [UInt8],
+        createdAt: String = VectorFixtures.createdAt
+    )
         -> String
     {
         JSONWriter.write(
@@ -76,7 +79,8 @@ enum CustodianShareVectors: VectorKind {
             -> CustodianBackupShare
         {
             try CustodianBackupShare(
-                sealing: record, method: method, custodianPublicKey: custodian.publicKey, createdAt: createdAt, using: random)
+                sealing: record, method: method, custodianPublicKey: custodian.publicKey, createdAt: createdAt,
+                using: random)
         }
         func valid(_ id: String, _ share: CustodianBackupShare, _ record: ShareRecord) throws {
             cases.append(
@@ -88,14 +92,16 @@ enum CustodianShareVectors: VectorKind {
                     ]))
         }
         func invalid(_ id: String, _ error: ShareRecoveryError.Code, _ text: String) {
-            cases.append(CaseBuilder.invalid(id, error, [("custodianShare", .string(text)), ("custodianSecretKey", secretKey)]))
+            cases.append(
+                CaseBuilder.invalid(id, error, [("custodianShare", .string(text)), ("custodianSecretKey", secretKey)]))
         }
 
         // One backup set per method, as a wallet has.
         let layouts: [(BackupMethod, Curve, Int, Int, String)] = [
             (.password, .secp256k1, 2, 2, "wallet-secp256k1-cs"), (.passkey, .ed25519, 2, 3, "wallet-ed25519-cs"),
             (.iCloud, .secp256k1, 2, 3, "wallet-secp256k1-cs"), (.googleDrive, .ed25519, 2, 2, "wallet-ed25519-cs"),
-            (.cloudKey, .secp256k1, 2, 2, "wallet-secp256k1-cs"), (.recoveryCode, .ed25519, 2, 2, "wallet-\u{E9}t\u{E9}-cs"),
+            (.cloudKey, .secp256k1, 2, 2, "wallet-secp256k1-cs"),
+            (.recoveryCode, .ed25519, 2, 2, "wallet-\u{E9}t\u{E9}-cs"),
         ]
         var sets: [BackupMethod: [ShareRecord]] = [:]
         var shares: [BackupMethod: [Int: CustodianBackupShare]] = [:]
@@ -124,70 +130,104 @@ enum CustodianShareVectors: VectorKind {
         invalid("missing-created-at", .malformedCustodianShare, try edit { $0.removing("createdAt") })
         invalid("missing-sealed-share", .malformedCustodianShare, try edit { $0.removing("sealedShare") })
         invalid(
-            "format-other-document", .malformedCustodianShare, try edit { $0.setting("format", .string("share-recovery/share@1")) })
+            "format-other-document", .malformedCustodianShare,
+            try edit { $0.setting("format", .string("share-recovery/share@1")) })
         invalid(
             "format-version-2", .unsupportedVersion,
             try edit { $0.setting("format", .string("share-recovery/custodian-backup-share@2")) })
         invalid("unknown-backup-method", .unsupportedMethod, try edit { $0.setting("backupMethod", .string("fax")) })
-        invalid("backup-method-api-name", .unsupportedMethod, try edit { $0.setting("backupMethod", .string("PASSWORD")) })
+        invalid(
+            "backup-method-api-name", .unsupportedMethod, try edit { $0.setting("backupMethod", .string("PASSWORD")) })
         invalid("unknown-curve", .invalidParameters, try edit { $0.setting("curve", .string("p256")) })
-        invalid("generation-not-integer", .malformedCustodianShare, try edit { $0.setting("generation", .number("0.0")) })
+        invalid(
+            "generation-not-integer", .malformedCustodianShare, try edit { $0.setting("generation", .number("0.0")) })
         invalid("negative-party-index", .invalidParameters, try edit { $0.setting("partyIndex", .number("-2")) })
         invalid("party-index-0", .invalidParameters, try edit { $0.setting("partyIndex", .integer(0)) })
         invalid("threshold-greater-than-parties", .invalidParameters, try edit { $0.setting("threshold", .integer(3)) })
         invalid(
             "commitment-count-not-threshold", .invalidParameters,
             try edit { $0.setting("commitments", .array([.string(baseRecord.commitments[0].hex)])) })
-        invalid("upper-case-setid", .malformedCustodianShare, try edit { $0.setting("setId", .string(baseRecord.setId.hex.uppercased())) })
+        invalid(
+            "upper-case-setid", .malformedCustodianShare,
+            try edit { $0.setting("setId", .string(baseRecord.setId.hex.uppercased())) })
         invalid(
             "commitment-wrong-length", .malformedCustodianShare,
             try edit {
-                $0.setting("commitments", .array([.string(baseRecord.commitments[0].hex), .string(String(baseRecord.commitments[1].hex.dropLast(2)))]))
+                $0.setting(
+                    "commitments",
+                    .array([
+                        .string(baseRecord.commitments[0].hex),
+                        .string(String(baseRecord.commitments[1].hex.dropLast(2))),
+                    ]))
             })
         invalid(
             "sealed-share-not-base64", .malformedCustodianShare,
             try edit { $0.setting("sealedShare", .string("*" + Base64.encode(base.sealedShare).dropFirst())) })
-        invalid("created-at-with-offset", .malformedCustodianShare, try edit { $0.setting("createdAt", .string("2026-01-01T01:00:00+01:00")) })
-        invalid("created-at-month-13", .malformedCustodianShare, try edit { $0.setting("createdAt", .string("2026-13-01T00:00:00Z")) })
-        invalid("created-at-without-seconds", .malformedCustodianShare, try edit { $0.setting("createdAt", .string("2026-01-01T00:00Z")) })
-        invalid("created-at-february-30", .malformedCustodianShare, try edit { $0.setting("createdAt", .string("2026-02-30T00:00:00Z")) })
-        invalid("created-at-empty-fraction", .malformedCustodianShare, try edit { $0.setting("createdAt", .string("2026-01-01T00:00:00.Z")) })
+        invalid(
+            "created-at-with-offset", .malformedCustodianShare,
+            try edit { $0.setting("createdAt", .string("2026-01-01T01:00:00+01:00")) })
+        invalid(
+            "created-at-month-13", .malformedCustodianShare,
+            try edit { $0.setting("createdAt", .string("2026-13-01T00:00:00Z")) })
+        invalid(
+            "created-at-without-seconds", .malformedCustodianShare,
+            try edit { $0.setting("createdAt", .string("2026-01-01T00:00Z")) })
+        invalid(
+            "created-at-february-30", .malformedCustodianShare,
+            try edit { $0.setting("createdAt", .string("2026-02-30T00:00:00Z")) })
+        invalid(
+            "created-at-empty-fraction", .malformedCustodianShare,
+            try edit { $0.setting("createdAt", .string("2026-01-01T00:00:00.Z")) })
 
         // Unsealing.
         let otherKey = try SealedBox.seal(try baseRecord.binary(), to: other.publicKey, using: random)
-        invalid("sealed-to-another-key", .unsealFailed, text(describing: baseRecord, method: .password, sealed: otherKey))
+        invalid(
+            "sealed-to-another-key", .unsealFailed, text(describing: baseRecord, method: .password, sealed: otherKey))
         invalid(
             "sealed-share-byte-changed", .unsealFailed,
-            text(describing: baseRecord, method: .password, sealed: VectorFixtures.mutated(base.sealedShare) { $0[60] ^= 0x01 }))
+            text(
+                describing: baseRecord, method: .password,
+                sealed: VectorFixtures.mutated(base.sealedShare) { $0[60] ^= 0x01 }))
         invalid("sealed-share-empty", .unsealFailed, text(describing: baseRecord, method: .password, sealed: []))
         invalid(
             "sealed-share-shorter-than-overhead", .unsealFailed,
-            text(describing: baseRecord, method: .password, sealed: Array(base.sealedShare.prefix(SealedBox.overhead - 1))))
+            text(
+                describing: baseRecord, method: .password,
+                sealed: Array(base.sealedShare.prefix(SealedBox.overhead - 1))))
 
         // The sealed record against the JSON.
-        invalid("json-generation-disagrees", .tamperedShare, try edit { $0.setting("generation", .integer(baseRecord.generation + 1)) })
+        invalid(
+            "json-generation-disagrees", .tamperedShare,
+            try edit { $0.setting("generation", .integer(baseRecord.generation + 1)) })
         invalid("json-walletid-disagrees", .tamperedShare, try edit { $0.setting("walletId", .string("wallet-other")) })
         invalid("json-setid-disagrees", .tamperedShare, try edit { $0.setting("setId", .hex(random.bytes(count: 16))) })
         invalid(
             "json-party-index-disagrees", .tamperedShare,
             try edited(wide) { $0.setting("partyIndex", .integer(3)) })
         let otherSet = try VectorFixtures.dealSet(
-            curve: .secp256k1, walletId: baseRecord.walletId, kind: .backup, threshold: 2, parties: 2, generation: 0, random: random)
+            curve: .secp256k1, walletId: baseRecord.walletId, kind: .backup, threshold: 2, parties: 2, generation: 0,
+            random: random)
         invalid(
             "json-commitment-disagrees", .tamperedShare,
             try edit {
-                $0.setting("commitments", .array([.string(baseRecord.commitments[0].hex), .string(otherSet[0].commitments[1].hex)]))
+                $0.setting(
+                    "commitments",
+                    .array([.string(baseRecord.commitments[0].hex), .string(otherSet[0].commitments[1].hex)]))
             })
         invalid(
             "sealed-record-of-another-set", .tamperedShare,
-            text(describing: baseRecord, method: .password, sealed: try SealedBox.seal(try otherSet[1].binary(), to: custodian.publicKey, using: random)))
+            text(
+                describing: baseRecord, method: .password,
+                sealed: try SealedBox.seal(try otherSet[1].binary(), to: custodian.publicKey, using: random)))
         let signing = try ShareRecord(
             walletId: baseRecord.walletId, curve: baseRecord.curve, kind: .signing, threshold: baseRecord.threshold,
             parties: baseRecord.parties, partyIndex: baseRecord.partyIndex, generation: baseRecord.generation,
             setId: baseRecord.setId, secret: baseRecord.secret, commitments: baseRecord.commitments)
         invalid(
             "sealed-record-is-signing-share", .tamperedShare,
-            text(describing: baseRecord, method: .password, sealed: try SealedBox.seal(try signing.binary(), to: custodian.publicKey, using: random)))
+            text(
+                describing: baseRecord, method: .password,
+                sealed: try SealedBox.seal(try signing.binary(), to: custodian.publicKey, using: random)))
 
         // The sealed record itself.
         let recordBytes = try VectorFixtures.binary(baseRecord)
@@ -197,12 +237,15 @@ enum CustodianShareVectors: VectorKind {
         }
         invalid(
             "sealed-record-share-does-not-match-commitments", .invalidShare,
-            text(describing: baseRecord, method: .password, sealed: try SealedBox.seal(SecureBytes(copying: wrongShare), to: custodian.publicKey, using: random)))
+            text(
+                describing: baseRecord, method: .password,
+                sealed: try SealedBox.seal(SecureBytes(copying: wrongShare), to: custodian.publicKey, using: random)))
         invalid(
             "sealed-record-truncated", .malformedRecord,
             text(
                 describing: baseRecord, method: .password,
-                sealed: try SealedBox.seal(SecureBytes(copying: Array(recordBytes.dropLast())), to: custodian.publicKey, using: random)))
+                sealed: try SealedBox.seal(
+                    SecureBytes(copying: Array(recordBytes.dropLast())), to: custodian.publicKey, using: random)))
         return cases
     }
 }

@@ -36,9 +36,12 @@ enum DKGVectors: VectorKind {
             guard case .array(let elements) = polynomials[i]!, case .string(let nonceHex) = nonces[i]! else {
                 throw VectorProblem("polynomials[\(i)] must be an array and proofNonces[\(i)] a hex string")
             }
-            let coefficients = try elements.map { (element) throws in try scalar(element, curve: curve, field: "polynomials") }
+            let coefficients = try elements.map { (element) throws in
+                try scalar(element, curve: curve, field: "polynomials")
+            }
             let nonce = try scalar(.string(nonceHex), curve: curve, field: "proofNonces")
-            honest.append(try DKGParty(parameters: parameters, partyIndex: i, coefficients: coefficients, proofNonce: nonce))
+            honest.append(
+                try DKGParty(parameters: parameters, partyIndex: i, coefficients: coefficients, proofNonce: nonce))
         }
         guard !given.isEmpty else { return try DistributedKeyGeneration.run(parties: honest) }
 
@@ -52,7 +55,9 @@ enum DKGVectors: VectorKind {
         // Round 1 everywhere before round 2 anywhere, as parties on a network would.
         let rounds = try honest.map { try $0.receive(round1: broadcasts) }
         sent += rounds.flatMap(\.messages)
-        return try rounds.map { round in try round.state.finish(round2: sent.filter { $0.receiver == round.state.partyIndex }) }
+        return try rounds.map { round in
+            try round.state.finish(round2: sent.filter { $0.receiver == round.state.partyIndex })
+        }
     }
 
     private static func scalar(_ value: JSONValue, curve: Curve, field: String) throws -> Scalar {
@@ -63,11 +68,14 @@ enum DKGVectors: VectorKind {
 
     /// `{commitments, proof: {R, mu}, subShares}` as the sender's two messages. A receiver parses what
     /// a party sent: a bad encoding is its verdict (`invalidPoint`, `invalidScalar`).
-    static func parseMessages(_ value: JSONValue, sender: Int, curve: Curve) throws -> (DKGRound1Message, [DKGRound2Message]) {
+    static func parseMessages(_ value: JSONValue, sender: Int, curve: Curve) throws -> (
+        DKGRound1Message, [DKGRound2Message]
+    ) {
         guard case .object(let members) = value, Set(members.map(\.key)) == ["commitments", "proof", "subShares"],
             case .array(let commitmentValues)? = value["commitments"], let proofValue = value["proof"],
             case .object(let proofMembers) = proofValue, Set(proofMembers.map(\.key)) == ["R", "mu"],
-            case .string(let rText)? = proofValue["R"], let muValue = proofValue["mu"], let subShareValues = value["subShares"]
+            case .string(let rText)? = proofValue["R"], let muValue = proofValue["mu"],
+            let subShareValues = value["subShares"]
         else { throw VectorProblem("messages[\(sender)] must be {commitments, proof: {R, mu}, subShares}") }
         let commitments = try commitmentValues.map { (element) throws -> Point in
             guard case .string(let text) = element else { throw VectorProblem("commitments must be hex strings") }
@@ -76,11 +84,18 @@ enum DKGVectors: VectorKind {
         }
         let rBytes = try VectorCase.hex(rText, field: "R")
         let proof = try mappingCryptoErrors {
-            try DKGProof(commitment: Point(rawRepresentation: rBytes, curve: curve), response: try scalar(muValue, curve: curve, field: "mu"))
+            try DKGProof(
+                commitment: Point(rawRepresentation: rBytes, curve: curve),
+                response: try scalar(muValue, curve: curve, field: "mu"))
         }
         var subShares: [DKGRound2Message] = []
-        for (receiver, element) in try VectorCase.indexed(subShareValues, field: "subShares").sorted(by: { $0.key < $1.key }) {
-            subShares.append(DKGRound2Message(sender: sender, receiver: receiver, subShare: try scalar(element, curve: curve, field: "subShares")))
+        for (receiver, element) in try VectorCase.indexed(subShareValues, field: "subShares").sorted(by: {
+            $0.key < $1.key
+        }) {
+            subShares.append(
+                DKGRound2Message(
+                    sender: sender, receiver: receiver, subShare: try scalar(element, curve: curve, field: "subShares"))
+            )
         }
         return (DKGRound1Message(sender: sender, commitments: commitments, proof: proof), subShares)
     }
@@ -92,7 +107,8 @@ enum DKGVectors: VectorKind {
         guard computed.count == expected.count else {
             throw VectorProblem("computed \(computed.count) shares, the case lists \(expected.count)")
         }
-        for (share, json) in zip(computed, expected) where share.jsonValue(includingSecret: true).sortedKeys != json.sortedKeys {
+        for (share, json) in zip(computed, expected)
+        where share.jsonValue(includingSecret: true).sortedKeys != json.sortedKeys {
             throw VectorProblem("the share of party \(share.partyIndex) differs")
         }
     }
@@ -128,10 +144,13 @@ enum DKGVectors: VectorKind {
             proofNonces = nonces
         }
 
-        var parameters: DKGParameters { get throws { try DKGParameters(curve: curve, walletId: walletId, threshold: threshold, parties: parties) } }
+        var parameters: DKGParameters {
+            get throws { try DKGParameters(curve: curve, walletId: walletId, threshold: threshold, parties: parties) }
+        }
 
         func party(_ i: Int) throws -> DKGParty {
-            try DKGParty(parameters: try parameters, partyIndex: i, coefficients: polynomials[i]!, proofNonce: proofNonces[i]!)
+            try DKGParty(
+                parameters: try parameters, partyIndex: i, coefficients: polynomials[i]!, proofNonce: proofNonces[i]!)
         }
 
         /// Party i's honest messages, to be changed into a dishonest one.
@@ -144,7 +163,9 @@ enum DKGVectors: VectorKind {
         }
 
         /// Replaces party i's messages.
-        mutating func replace(_ i: Int, commitments: [[UInt8]], proof: (r: [UInt8], mu: [UInt8]), subShares: [Int: [UInt8]]) {
+        mutating func replace(
+            _ i: Int, commitments: [[UInt8]], proof: (r: [UInt8], mu: [UInt8]), subShares: [Int: [UInt8]]
+        ) {
             messages[i] = .object([
                 ("commitments", .array(commitments.map { .hex($0) })),
                 ("proof", .object([("R", .hex(proof.r)), ("mu", .hex(proof.mu))])),
@@ -157,8 +178,17 @@ enum DKGVectors: VectorKind {
             var out: [(key: String, value: JSONValue)] = [
                 ("curve", .string(curve.name)), ("walletId", .string(walletId)), ("threshold", .integer(threshold)),
                 ("parties", .integer(parties)),
-                ("polynomials", .object(listed.map { (String($0), .array(polynomials[$0]!.map { .hex($0.rawRepresentation.revealedBytes()) })) })),
-                ("proofNonces", .object(listed.map { (String($0), .hex(proofNonces[$0]!.rawRepresentation.revealedBytes())) })),
+                (
+                    "polynomials",
+                    .object(
+                        listed.map {
+                            (String($0), .array(polynomials[$0]!.map { .hex($0.rawRepresentation.revealedBytes()) }))
+                        })
+                ),
+                (
+                    "proofNonces",
+                    .object(listed.map { (String($0), .hex(proofNonces[$0]!.rawRepresentation.revealedBytes())) })
+                ),
             ]
             if !messages.isEmpty {
                 out.append(("messages", .object(messages.keys.sorted().map { (String($0), messages[$0]!) })))
@@ -173,14 +203,19 @@ enum DKGVectors: VectorKind {
 
         for curve in Curve.allCases {
             for (threshold, parties) in [(2, 2), (2, 3), (3, 5)] {
-                let setup = Setup(curve: curve, walletId: "wallet-dkg-\(curve)-\(threshold)of\(parties)", threshold: threshold, parties: parties, random: random)
+                let setup = Setup(
+                    curve: curve, walletId: "wallet-dkg-\(curve)-\(threshold)of\(parties)", threshold: threshold,
+                    parties: parties, random: random)
                 let shares = try DistributedKeyGeneration.run(parties: try (1...parties).map { try setup.party($0) })
-                cases.append(CaseBuilder.valid(
-                    "\(curve)-\(threshold)of\(parties)", setup.fields + [("shares", .array(shares.map(VectorFixtures.json)))]))
+                cases.append(
+                    CaseBuilder.valid(
+                        "\(curve)-\(threshold)of\(parties)",
+                        setup.fields + [("shares", .array(shares.map(VectorFixtures.json)))]))
             }
 
             // Party 2 of a 2-of-3 misbehaves in each way; parties 1 and 3 must refuse.
-            let base = Setup(curve: curve, walletId: "wallet-dkg-\(curve)-bad", threshold: 2, parties: 3, random: random)
+            let base = Setup(
+                curve: curve, walletId: "wallet-dkg-\(curve)-bad", threshold: 2, parties: 3, random: random)
             let honest = try base.honestMessages(2)
             let commitments = honest.commitments.map(\.rawRepresentation)
             let proof = (r: honest.proof.commitment.rawRepresentation, mu: bytes(honest.proof.response))
@@ -188,34 +223,41 @@ enum DKGVectors: VectorKind {
             let one = Scalar(1, curve: curve)
 
             var setup = base
-            setup.replace(2, commitments: commitments, proof: (proof.r, bytes(honest.proof.response + one)), subShares: subShares)
+            setup.replace(
+                2, commitments: commitments, proof: (proof.r, bytes(honest.proof.response + one)), subShares: subShares)
             cases.append(CaseBuilder.invalid("\(curve)-proof-response-off-by-one", .dkgProofFailed, setup.fields))
 
             // Party 2 proves with party 3's index: the challenge binds the identifier.
             setup = base
             let k = Scalar.random(on: curve, using: random)
             let foreign = try DKGProof.prove(secret: base.polynomials[2]![0], index: 3, nonce: k)
-            setup.replace(2, commitments: commitments, proof: (foreign.commitment.rawRepresentation, bytes(foreign.response)), subShares: subShares)
+            setup.replace(
+                2, commitments: commitments, proof: (foreign.commitment.rawRepresentation, bytes(foreign.response)),
+                subShares: subShares)
             cases.append(CaseBuilder.invalid("\(curve)-proof-for-another-index", .dkgProofFailed, setup.fields))
 
             // A proof for a constant term other than the one committed.
             setup = base
             let other = try DKGProof.prove(secret: base.polynomials[2]![0] + one, index: 2, nonce: k)
-            setup.replace(2, commitments: commitments, proof: (other.commitment.rawRepresentation, bytes(other.response)), subShares: subShares)
+            setup.replace(
+                2, commitments: commitments, proof: (other.commitment.rawRepresentation, bytes(other.response)),
+                subShares: subShares)
             cases.append(CaseBuilder.invalid("\(curve)-proof-of-another-secret", .dkgProofFailed, setup.fields))
 
             setup = base
             var wrong = subShares
             wrong[3] = bytes(honest.subShares[3]! + one)
             setup.replace(2, commitments: commitments, proof: proof, subShares: wrong)
-            cases.append(CaseBuilder.invalid("\(curve)-sub-share-for-party3-off-by-one", .subShareCheckFailed, setup.fields))
+            cases.append(
+                CaseBuilder.invalid("\(curve)-sub-share-for-party3-off-by-one", .subShareCheckFailed, setup.fields))
 
             // Party 2 sends party 1's sub-share to party 3 as well.
             setup = base
             wrong = subShares
             wrong[3] = subShares[1]
             setup.replace(2, commitments: commitments, proof: proof, subShares: wrong)
-            cases.append(CaseBuilder.invalid("\(curve)-party1-sub-share-sent-to-party3", .subShareCheckFailed, setup.fields))
+            cases.append(
+                CaseBuilder.invalid("\(curve)-party1-sub-share-sent-to-party3", .subShareCheckFailed, setup.fields))
 
             setup = base
             setup.replace(2, commitments: Array(commitments.prefix(1)), proof: proof, subShares: subShares)

@@ -26,7 +26,9 @@ enum ResharingVectors: VectorKind {
         guard oldShares.allSatisfy({ $0.curve == curve && $0.secret != nil }) else {
             throw VectorProblem("every old share must be on \(curve) and carry its secret")
         }
-        let dealers = try vector.array("dealers").map { (value) throws(VectorProblem) in try VectorCase.integer(value, field: "dealers") }
+        let dealers = try vector.array("dealers").map { (value) throws(VectorProblem) in
+            try VectorCase.integer(value, field: "dealers")
+        }
         let kindName = try vector.string("newKind")
         guard let newKind = SetKind(name: kindName) else { throw VectorProblem("unknown newKind \"\(kindName)\"") }
         let newGeneration = try vector.integer("newGeneration")
@@ -38,7 +40,8 @@ enum ResharingVectors: VectorKind {
 
         let polynomials = try vector.indexed("polynomials")
         let given = vector.has("dealings") ? try vector.indexed("dealings") : [:]
-        guard Set(polynomials.keys).isDisjoint(with: given.keys), Set(polynomials.keys).union(given.keys) == Set(plan.dealers)
+        guard Set(polynomials.keys).isDisjoint(with: given.keys),
+            Set(polynomials.keys).union(given.keys) == Set(plan.dealers)
         else { throw VectorProblem("every dealer needs exactly one of polynomials and dealings") }
 
         var dealings: [Dealing] = []
@@ -50,15 +53,21 @@ enum ResharingVectors: VectorKind {
             guard let share = oldShares.first(where: { $0.partyIndex == j }) else {
                 throw VectorProblem("no old share for dealer \(j)")
             }
-            guard case .array(let elements) = polynomials[j]! else { throw VectorProblem("polynomials[\(j)] must be an array") }
+            guard case .array(let elements) = polynomials[j]! else {
+                throw VectorProblem("polynomials[\(j)] must be an array")
+            }
             let coefficients = try elements.map { (element) throws in
-                guard case .string(let text) = element else { throw VectorProblem("polynomials[\(j)] must hold hex strings") }
+                guard case .string(let text) = element else {
+                    throw VectorProblem("polynomials[\(j)] must hold hex strings")
+                }
                 let bytes = try VectorCase.hex(text, field: "polynomials")
                 return try mappingCryptoErrors { try Scalar(rawRepresentation: bytes, curve: curve) }
             }
             dealings.append(try ResharingDealer.deal(share: share, plan: plan, higherCoefficients: coefficients))
         }
-        return try (1...plan.newParties).map { k in try ResharingReceiver.receive(partyIndex: k, plan: plan, dealings: dealings) }
+        return try (1...plan.newParties).map { k in
+            try ResharingReceiver.receive(partyIndex: k, plan: plan, dealings: dealings)
+        }
     }
 
     static func parseDealing(_ value: JSONValue, dealer: Int, curve: Curve) throws -> Dealing {
@@ -67,7 +76,9 @@ enum ResharingVectors: VectorKind {
         else { throw VectorProblem("dealings[\(dealer)] must be {commitments, subShares}") }
         // A receiver parses what a dealer sent: a bad encoding is its verdict (invalidPoint, invalidScalar).
         let commitments = try commitmentValues.map { (element) throws -> Point in
-            guard case .string(let text) = element else { throw VectorProblem("dealing commitments must be hex strings") }
+            guard case .string(let text) = element else {
+                throw VectorProblem("dealing commitments must be hex strings")
+            }
             let bytes = try VectorCase.hex(text, field: "commitments")
             return try mappingCryptoErrors { try Point(rawRepresentation: bytes, curve: curve) }
         }
@@ -116,7 +127,8 @@ enum ResharingVectors: VectorKind {
         var curve: Curve { oldShares[0].curve }
 
         init(
-            oldShares: [ShareRecord], dealers: [Int], newThreshold: Int, newParties: Int, newKind: SetKind, newGeneration: UInt32,
+            oldShares: [ShareRecord], dealers: [Int], newThreshold: Int, newParties: Int, newKind: SetKind,
+            newGeneration: UInt32,
             random: DeterministicRandom
         ) {
             self.oldShares = oldShares
@@ -134,15 +146,22 @@ enum ResharingVectors: VectorKind {
         }
 
         var plan: ResharingPlan {
-            get throws { try ResharingPlan(oldSet: oldShares[0], dealers: dealers, newThreshold: newThreshold, newParties: newParties, newKind: newKind, newGeneration: newGeneration, newSetId: newSetId) }
+            get throws {
+                try ResharingPlan(
+                    oldSet: oldShares[0], dealers: dealers, newThreshold: newThreshold, newParties: newParties,
+                    newKind: newKind, newGeneration: newGeneration, newSetId: newSetId)
+            }
         }
 
         func newShares() throws -> [ShareRecord] {
             let plan = try plan
             let dealings = try dealers.map { j in
-                try ResharingDealer.deal(share: oldShares.first { $0.partyIndex == j }!, plan: plan, higherCoefficients: polynomials[j]!)
+                try ResharingDealer.deal(
+                    share: oldShares.first { $0.partyIndex == j }!, plan: plan, higherCoefficients: polynomials[j]!)
             }
-            return try (1...newParties).map { k in try ResharingReceiver.receive(partyIndex: k, plan: plan, dealings: dealings) }
+            return try (1...newParties).map { k in
+                try ResharingReceiver.receive(partyIndex: k, plan: plan, dealings: dealings)
+            }
         }
 
         var fields: [(key: String, value: JSONValue)] {
@@ -153,7 +172,10 @@ enum ResharingVectors: VectorKind {
                 ("dealers", .array(dealers.map(JSONValue.integer))),
                 (
                     "polynomials",
-                    .object(listed.map { j in (String(j), .array(polynomials[j]!.map { .hex($0.rawRepresentation.revealedBytes()) })) })
+                    .object(
+                        listed.map { j in
+                            (String(j), .array(polynomials[j]!.map { .hex($0.rawRepresentation.revealedBytes()) }))
+                        })
                 ),
                 ("newThreshold", .integer(newThreshold)),
                 ("newParties", .integer(newParties)),
@@ -169,7 +191,9 @@ enum ResharingVectors: VectorKind {
     }
 
     /// A dealing as JSON, from any polynomial (honest or not).
-    static func dealingJSON(_ polynomial: Polynomial, newParties: Int, change: (inout [Int: [UInt8]]) -> Void = { _ in }) throws
+    static func dealingJSON(
+        _ polynomial: Polynomial, newParties: Int, change: (inout [Int: [UInt8]]) -> Void = { _ in }
+    ) throws
         -> JSONValue
     {
         var subShares: [Int: [UInt8]] = [:]
@@ -182,7 +206,8 @@ enum ResharingVectors: VectorKind {
     }
 
     /// Dealer j's honest polynomial in a setup, with its constant term optionally changed.
-    static func polynomial(_ setup: Setup, dealer j: Int, from share: ShareRecord? = nil, constantOffset: UInt64 = 0) throws
+    static func polynomial(_ setup: Setup, dealer j: Int, from share: ShareRecord? = nil, constantOffset: UInt64 = 0)
+        throws
         -> Polynomial
     {
         let share = share ?? setup.oldShares.first { $0.partyIndex == j }!
@@ -207,20 +232,24 @@ enum ResharingVectors: VectorKind {
             for (threshold, parties) in [(2, 2), (2, 3)] {
                 let layout = "\(threshold)of\(parties)"
                 let signing = try KeyGeneration.generate(
-                    curve: curve, walletId: "wallet-\(curve)-\(layout)", threshold: threshold, parties: parties, using: random)
+                    curve: curve, walletId: "wallet-\(curve)-\(layout)", threshold: threshold, parties: parties,
+                    using: random)
                 // Backup creation: the signing set reshared into a backup set of the same generation.
                 let backup = try valid(
                     "\(curve)-\(layout)-backup-creation",
                     Setup(
-                        oldShares: Array(signing.prefix(threshold)), dealers: Array(1...threshold), newThreshold: threshold,
+                        oldShares: Array(signing.prefix(threshold)), dealers: Array(1...threshold),
+                        newThreshold: threshold,
                         newParties: parties, newKind: .backup, newGeneration: signing[0].generation, random: random))
                 // Recovery: user (1) and custodian (2, or 3 for 2-of-3) backup shares into signing generation + 1.
                 let recoveryDealers = parties == 3 ? [1, 3] : [1, 2]
                 let recovered = try valid(
                     "\(curve)-\(layout)-recovery" + (parties == 3 ? "-dealers-1-and-3" : ""),
                     Setup(
-                        oldShares: recoveryDealers.map { backup[$0 - 1] }, dealers: recoveryDealers, newThreshold: threshold,
-                        newParties: parties, newKind: .signing, newGeneration: backup[0].generation + 1, random: random))
+                        oldShares: recoveryDealers.map { backup[$0 - 1] }, dealers: recoveryDealers,
+                        newThreshold: threshold,
+                        newParties: parties, newKind: .signing, newGeneration: backup[0].generation + 1, random: random)
+                )
                 chains["\(curve)-\(layout)"] = (signing, backup, recovered)
             }
         }
@@ -228,18 +257,21 @@ enum ResharingVectors: VectorKind {
         _ = try valid(
             "secp256k1-2of3-backup-creation-dealers-2-and-3",
             Setup(
-                oldShares: [secp23.signing[1], secp23.signing[2]], dealers: [2, 3], newThreshold: 2, newParties: 3, newKind: .backup,
+                oldShares: [secp23.signing[1], secp23.signing[2]], dealers: [2, 3], newThreshold: 2, newParties: 3,
+                newKind: .backup,
                 newGeneration: 0, random: random))
         _ = try valid(
             "ed25519-2of2-to-3of3",
             Setup(
-                oldShares: ed22.signing, dealers: [1, 2], newThreshold: 3, newParties: 3, newKind: .signing, newGeneration: 1,
+                oldShares: ed22.signing, dealers: [1, 2], newThreshold: 3, newParties: 3, newKind: .signing,
+                newGeneration: 1,
                 random: random))
 
         // Dishonest dealings, given in `dealings`.
         for (curve, chain) in [(Curve.secp256k1, secp22), (.ed25519, ed22)] {
             var setup = Setup(
-                oldShares: chain.backup, dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .signing, newGeneration: 1,
+                oldShares: chain.backup, dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .signing,
+                newGeneration: 1,
                 random: random)
             setup.dealings[2] = try dealingJSON(try polynomial(setup, dealer: 2, constantOffset: 1), newParties: 2)
             invalid("\(curve)-dealer-wrong-constant-term", .dealerCheckFailed, setup)
@@ -259,7 +291,8 @@ enum ResharingVectors: VectorKind {
             invalid("\(curve)-old-share-mixed-with-new-share", .dealerCheckFailed, mixed)
         }
         var setup = Setup(
-            oldShares: secp23.backup, dealers: [1, 2], newThreshold: 2, newParties: 3, newKind: .signing, newGeneration: 1,
+            oldShares: secp23.backup, dealers: [1, 2], newThreshold: 2, newParties: 3, newKind: .signing,
+            newGeneration: 1,
             random: random)
         let honest1 = try polynomial(setup, dealer: 1)
         setup.dealings[1] = .object([
@@ -274,34 +307,40 @@ enum ResharingVectors: VectorKind {
 
         // Plans and inputs the dealers refuse.
         var refused = Setup(
-            oldShares: secp22.signing, dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
+            oldShares: secp22.signing, dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup,
+            newGeneration: 0,
             random: random)
         refused.newSetId = secp22.signing[0].setId
         invalid("secp256k1-new-set-id-equals-old", .invalidParameters, refused)
         refused = Setup(
-            oldShares: [secp22.signing[0]], dealers: [1], newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
+            oldShares: [secp22.signing[0]], dealers: [1], newThreshold: 2, newParties: 2, newKind: .backup,
+            newGeneration: 0,
             random: random)
         invalid("secp256k1-too-few-dealers", .invalidParameters, refused)
         refused = Setup(
-            oldShares: secp22.signing, dealers: [1, 2], newThreshold: 3, newParties: 2, newKind: .backup, newGeneration: 0,
+            oldShares: secp22.signing, dealers: [1, 2], newThreshold: 3, newParties: 2, newKind: .backup,
+            newGeneration: 0,
             random: random)
         invalid("secp256k1-new-threshold-above-new-parties", .invalidParameters, refused)
         refused = Setup(
-            oldShares: ed22.signing, dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
+            oldShares: ed22.signing, dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup,
+            newGeneration: 0,
             random: random)
         refused.polynomials[2] = [Scalar(0, curve: .ed25519)]
         invalid("ed25519-zero-higher-coefficient", .invalidScalar, refused)
         refused.polynomials[2] = []
         invalid("ed25519-too-few-higher-coefficients", .invalidParameters, refused)
         refused = Setup(
-            oldShares: [secp22.signing[0], secp22.backup[1]], dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup,
+            oldShares: [secp22.signing[0], secp22.backup[1]], dealers: [1, 2], newThreshold: 2, newParties: 2,
+            newKind: .backup,
             newGeneration: 0, random: random)
         invalid("secp256k1-dealer-share-of-another-set", .invalidParameters, refused)
 
         // Two bad sub-shares whose errors cancel in the sum: each dealer's check must still fail.
         for (curve, chain) in [(Curve.secp256k1, secp22), (.ed25519, ed22)] {
             var offsetting = Setup(
-                oldShares: chain.backup, dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .signing, newGeneration: 1,
+                oldShares: chain.backup, dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .signing,
+                newGeneration: 1,
                 random: random)
             let one = Scalar(1, curve: curve)
             let first = try polynomial(offsetting, dealer: 1), second = try polynomial(offsetting, dealer: 2)

@@ -59,22 +59,32 @@ enum SelectionVectors: VectorKind {
         func tampered(_ text: String) throws -> String {
             let share = try CustodianBackupShare(json: text)
             return try CustodianShareVectors.edited(share) {
-                $0.setting("sealedShare", .string(Base64.encode(VectorFixtures.mutated(share.sealedShare) { $0[$0.count - 1] ^= 0x01 })))
+                $0.setting(
+                    "sealedShare",
+                    .string(Base64.encode(VectorFixtures.mutated(share.sealedShare) { $0[$0.count - 1] ^= 0x01 })))
             }
         }
         func edited(_ text: String, _ key: String, _ value: JSONValue) throws -> String {
             JSONWriter.write(try VectorFixtures.parse(text).setting(key, value))
         }
-        func fields(_ user: ShareRecord, _ method: BackupMethod, _ candidates: [String]) -> [(key: String, value: JSONValue)] {
+        func fields(_ user: ShareRecord, _ method: BackupMethod, _ candidates: [String]) -> [(
+            key: String, value: JSONValue
+        )] {
             [
-                ("userShare", VectorFixtures.json(user)), ("method", .string(method.name)), ("custodianSecretKey", secretKey),
+                ("userShare", VectorFixtures.json(user)), ("method", .string(method.name)),
+                ("custodianSecretKey", secretKey),
                 ("candidates", .array(candidates.map(JSONValue.string))),
             ]
         }
         func valid(_ id: String, _ user: ShareRecord, _ method: BackupMethod, _ candidates: [String], selected: [Int]) {
-            cases.append(CaseBuilder.valid(id, fields(user, method, candidates) + [("selected", .array(selected.map(JSONValue.integer)))]))
+            cases.append(
+                CaseBuilder.valid(
+                    id, fields(user, method, candidates) + [("selected", .array(selected.map(JSONValue.integer)))]))
         }
-        func invalid(_ id: String, _ error: ShareRecoveryError.Code, _ user: ShareRecord, _ method: BackupMethod, _ candidates: [String]) {
+        func invalid(
+            _ id: String, _ error: ShareRecoveryError.Code, _ user: ShareRecord, _ method: BackupMethod,
+            _ candidates: [String]
+        ) {
             cases.append(CaseBuilder.invalid(id, error, fields(user, method, candidates)))
         }
 
@@ -82,7 +92,8 @@ enum SelectionVectors: VectorKind {
             let walletId = "wallet-\(curve)-sel"
             func backupSet(_ walletId: String, curve: Curve, parties: Int, generation: UInt32) throws -> [ShareRecord] {
                 try VectorFixtures.dealSet(
-                    curve: curve, walletId: walletId, kind: .backup, threshold: 2, parties: parties, generation: generation,
+                    curve: curve, walletId: walletId, kind: .backup, threshold: 2, parties: parties,
+                    generation: generation,
                     random: random)
             }
             let pair = try backupSet(walletId, curve: curve, parties: 2, generation: 3)
@@ -104,16 +115,23 @@ enum SelectionVectors: VectorKind {
             ]
 
             valid("\(curve)-2of2-one-candidate", user, method, [c2], selected: [2])
-            valid("\(curve)-2of2-among-decoys", user, method, Array(decoys.prefix(4)) + [c2] + decoys.dropFirst(4), selected: [2])
+            valid(
+                "\(curve)-2of2-among-decoys", user, method, Array(decoys.prefix(4)) + [c2] + decoys.dropFirst(4),
+                selected: [2])
             valid("\(curve)-2of3-lowest-index-wins", user3, method, [t3, t2], selected: [2])
             valid("\(curve)-2of2-duplicate-candidates", user, method, [c2, c2], selected: [2])
             invalid("\(curve)-nothing-found", .noMatchingShare, user, method, decoys)
             invalid("\(curve)-only-tampered-match", .inconsistentShares, user, method, [try tampered(c2)])
             switch curve {
             case .secp256k1:
-                valid("secp256k1-2of3-tampered-party2-falls-back-to-party3", user3, method, [try tampered(t2), t3], selected: [3])
-                valid("secp256k1-2of2-tampered-copy-then-good-copy", user, method, [try tampered(c2), c2], selected: [2])
-                valid("secp256k1-2of3-candidate-with-user-index-ignored", user3, method, [try seal(user3, method), t3], selected: [3])
+                valid(
+                    "secp256k1-2of3-tampered-party2-falls-back-to-party3", user3, method, [try tampered(t2), t3],
+                    selected: [3])
+                valid(
+                    "secp256k1-2of2-tampered-copy-then-good-copy", user, method, [try tampered(c2), c2], selected: [2])
+                valid(
+                    "secp256k1-2of3-candidate-with-user-index-ignored", user3, method, [try seal(user3, method), t3],
+                    selected: [3])
                 invalid("secp256k1-no-candidates", .noMatchingShare, user, method, [])
                 invalid("secp256k1-other-method-from-header", .noMatchingShare, user, .cloudKey, [c2])
                 invalid(
@@ -123,7 +141,8 @@ enum SelectionVectors: VectorKind {
                     "secp256k1-2of3-both-custodian-shares-invalid", .inconsistentShares, user3, method,
                     [try tampered(t2), try seal(trio[2], method, to: other)])
                 let signingUser = try ShareRecord(
-                    walletId: user.walletId, curve: user.curve, kind: .signing, threshold: user.threshold, parties: user.parties,
+                    walletId: user.walletId, curve: user.curve, kind: .signing, threshold: user.threshold,
+                    parties: user.parties,
                     partyIndex: user.partyIndex, generation: user.generation, setId: user.setId, secret: user.secret,
                     commitments: user.commitments)
                 invalid("secp256k1-user-share-is-signing", .noMatchingShare, signingUser, method, [c2])
@@ -134,8 +153,11 @@ enum SelectionVectors: VectorKind {
                 valid(
                     "ed25519-2of3-party2-json-disagrees-falls-back", user3, method,
                     [try sealing(try VectorFixtures.binary(trio[2]), as: trio[1], method), t3], selected: [3])
-                invalid("ed25519-only-malformed-candidates", .noMatchingShare, user, method, ["{", "[]", "not json", ""])
-                invalid("ed25519-only-match-sealed-to-another-key", .inconsistentShares, user, method, [try seal(pair[1], method, to: other)])
+                invalid(
+                    "ed25519-only-malformed-candidates", .noMatchingShare, user, method, ["{", "[]", "not json", ""])
+                invalid(
+                    "ed25519-only-match-sealed-to-another-key", .inconsistentShares, user, method,
+                    [try seal(pair[1], method, to: other)])
                 invalid("ed25519-only-user-index", .noMatchingShare, user, method, [try seal(user, method)])
                 let s = VectorFixtures.secretOffset(pair[1])
                 let wrongShare = VectorFixtures.mutated(try VectorFixtures.binary(pair[1])) {

@@ -78,18 +78,24 @@ enum ShareRecordVectors: VectorKind {
 
         func valid(_ id: String, _ record: ShareRecord) throws {
             cases.append(
-                CaseBuilder.valid(id, [("recordHex", .hex(try VectorFixtures.binary(record))), ("json", VectorFixtures.json(record))]))
+                CaseBuilder.valid(
+                    id, [("recordHex", .hex(try VectorFixtures.binary(record))), ("json", VectorFixtures.json(record))])
+            )
         }
 
         for curve in Curve.allCases {
             let signing = try VectorFixtures.dealSet(
-                curve: curve, walletId: "wallet-\(curve)-1", kind: .signing, threshold: 2, parties: 2, generation: 0, random: random)
+                curve: curve, walletId: "wallet-\(curve)-1", kind: .signing, threshold: 2, parties: 2, generation: 0,
+                random: random)
             let backup = try VectorFixtures.dealSet(
-                curve: curve, walletId: "wallet-\(curve)-1", kind: .backup, threshold: 2, parties: 3, generation: 4, random: random)
+                curve: curve, walletId: "wallet-\(curve)-1", kind: .backup, threshold: 2, parties: 3, generation: 4,
+                random: random)
             let wide = try VectorFixtures.dealSet(
-                curve: curve, walletId: "wallet-\(curve)-2", kind: .signing, threshold: 3, parties: 3, generation: 1, random: random)
+                curve: curve, walletId: "wallet-\(curve)-2", kind: .signing, threshold: 3, parties: 3, generation: 1,
+                random: random)
             let unicode = try VectorFixtures.dealSet(
-                curve: curve, walletId: "wallet-\u{FC}n\u{EF}c\u{F6}d\u{E9}-\u{20AC}-\u{1F511}", kind: .backup, threshold: 2,
+                curve: curve, walletId: "wallet-\u{FC}n\u{EF}c\u{F6}d\u{E9}-\u{20AC}-\u{1F511}", kind: .backup,
+                threshold: 2,
                 parties: 2, generation: 7, random: random)
             for share in signing { try valid("\(curve)-signing-2of2-party\(share.partyIndex)", share) }
             for share in backup { try valid("\(curve)-backup-2of3-party\(share.partyIndex)", share) }
@@ -140,15 +146,21 @@ enum ShareRecordVectors: VectorKind {
                 $0[30] = 0
                 $0.removeSubrange(31..<31 + walletIdCount)
             })
-        invalid("binary-threshold-1-and-trailing-byte", .invalidParameters, m(b) { $0[7] = 1; $0.append(0) })
+        invalid(
+            "binary-threshold-1-and-trailing-byte", .invalidParameters,
+            m(b) {
+                $0[7] = 1; $0.append(0)
+            })
         invalid("binary-truncated-last-byte", .malformedRecord, Array(b.dropLast()))
         invalid("binary-trailing-byte", .malformedRecord, b + [0])
         invalid("binary-walletid-length-overruns-record", .malformedRecord, m(b) { $0[30] = 200 })
         invalid("binary-walletid-not-utf8", .malformedRecord, m(b) { $0[31] = 0xFF })
-        invalid("binary-walletid-not-utf8-and-zero-scalar", .malformedRecord, m(b) {
-            $0[31] = 0xC3
-            $0.replaceSubrange(31 + walletIdCount..<63 + walletIdCount, with: [UInt8](repeating: 0, count: 32))
-        })
+        invalid(
+            "binary-walletid-not-utf8-and-zero-scalar", .malformedRecord,
+            m(b) {
+                $0[31] = 0xC3
+                $0.replaceSubrange(31 + walletIdCount..<63 + walletIdCount, with: [UInt8](repeating: 0, count: 32))
+            })
 
         // Values: scalar, then points, then x_i·G.
         for (curve, record) in [(Curve.secp256k1, secp), (.ed25519, ed)] {
@@ -161,10 +173,13 @@ enum ShareRecordVectors: VectorKind {
             }
             invalid("\(curve)-binary-scalar-equals-order", .invalidScalar, secret(VectorFixtures.order(curve)))
             invalid("\(curve)-binary-zero-scalar", .invalidScalar, secret([UInt8](repeating: 0, count: 32)))
-            invalid("\(curve)-binary-share-does-not-match-commitments", .invalidShare, secret(VectorFixtures.shiftedSecret(record)))
+            invalid(
+                "\(curve)-binary-share-does-not-match-commitments", .invalidShare,
+                secret(VectorFixtures.shiftedSecret(record)))
             switch curve {
             case .secp256k1:
-                invalid("secp256k1-binary-scalar-above-order", .invalidScalar, secret([UInt8](repeating: 0xFF, count: 32)))
+                invalid(
+                    "secp256k1-binary-scalar-above-order", .invalidScalar, secret([UInt8](repeating: 0xFF, count: 32)))
                 invalid("secp256k1-binary-commitment-off-curve", .invalidPoint, commitment1(secp256k1OffCurve))
                 invalid("secp256k1-binary-commitment-x-not-below-p", .invalidPoint, commitment1(secp256k1XAboveP))
                 invalid(
@@ -173,7 +188,9 @@ enum ShareRecordVectors: VectorKind {
                 invalid("secp256k1-binary-commitment-hybrid-prefix", .invalidPoint, m(bytes) { $0[a1] = 0x06 })
                 invalid(
                     "secp256k1-binary-zero-scalar-and-off-curve-commitment", .invalidScalar,
-                    m(commitment1(secp256k1OffCurve)) { $0.replaceSubrange(s..<s + 32, with: [UInt8](repeating: 0, count: 32)) })
+                    m(commitment1(secp256k1OffCurve)) {
+                        $0.replaceSubrange(s..<s + 32, with: [UInt8](repeating: 0, count: 32))
+                    })
                 invalid(
                     "secp256k1-binary-off-curve-commitment-and-wrong-share", .invalidPoint,
                     m(commitment1(secp256k1OffCurve)) {
@@ -223,7 +240,9 @@ enum ShareRecordVectors: VectorKind {
         invalid(
             "json-upper-case-hex-commitment", .malformedRecord,
             j.setting("commitments", .array([.string(commitments[0]), .string(commitments[1].uppercased())])))
-        invalid("json-setid-wrong-length", .malformedRecord, j.setting("setId", .string(String(secp.setId.hex.dropLast(2)))))
+        invalid(
+            "json-setid-wrong-length", .malformedRecord, j.setting("setId", .string(String(secp.setId.hex.dropLast(2))))
+        )
         invalid(
             "json-secret-wrong-length", .malformedRecord,
             j.setting("secret", .string(String(Hex.encode(VectorFixtures.secretBytes(secp)).dropLast(2)))))
@@ -257,9 +276,12 @@ enum ShareRecordVectors: VectorKind {
         let edCommitments = ed.commitments.map(\.hex)
         invalid(
             "ed25519-json-commitment-small-order", .invalidPoint,
-            VectorFixtures.json(ed).setting("commitments", .array([.string(edCommitments[0]), .string(ed25519SmallOrder)])))
+            VectorFixtures.json(ed).setting(
+                "commitments", .array([.string(edCommitments[0]), .string(ed25519SmallOrder)])))
         invalid("json-public-key-not-commitment-0", .publicKeyMismatch, j.setting("publicKey", .string(commitments[1])))
-        invalid("json-share-does-not-match-commitments", .invalidShare, j.setting("secret", .hex(VectorFixtures.shiftedSecret(secp))))
+        invalid(
+            "json-share-does-not-match-commitments", .invalidShare,
+            j.setting("secret", .hex(VectorFixtures.shiftedSecret(secp))))
         let edWide = wide[.ed25519]!
         invalid(
             "ed25519-json-3of3-party-index-changed", .invalidShare,

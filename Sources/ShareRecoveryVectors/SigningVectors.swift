@@ -48,12 +48,15 @@ enum SigningVectors: VectorKind {
         // Shares of another set or generation are refused before any nonce is used, as a signer would.
         for share in shares where !share.isSameSet(as: first) {
             throw ShareRecoveryError(
-                .invalidParameters, "party \(share.partyIndex)'s share is of another set or generation", party: share.partyIndex)
+                .invalidParameters, "party \(share.partyIndex)'s share is of another set or generation",
+                party: share.partyIndex)
         }
         let signers = try shares.map { try SigningParty(share: $0, mode: mode) }
         var commitments: [Int: FrostNonceCommitment] = [:]
         for signer in signers {
-            guard let nonce = nonces[signer.share.partyIndex] else { throw VectorProblem("no nonce for party \(signer.share.partyIndex)") }
+            guard let nonce = nonces[signer.share.partyIndex] else {
+                throw VectorProblem("no nonce for party \(signer.share.partyIndex)")
+            }
             commitments[signer.share.partyIndex] = nonce.commitment
         }
         let package = try SigningPackage(signingSet: first, message: message, mode: mode, commitments: commitments)
@@ -62,14 +65,20 @@ enum SigningVectors: VectorKind {
         for signer in signers {
             let index = signer.share.partyIndex
             if let value = given[index] {
-                guard case .string(let text) = value else { throw VectorProblem("signatureShares must hold hex strings") }
+                guard case .string(let text) = value else {
+                    throw VectorProblem("signatureShares must hold hex strings")
+                }
                 let bytes = try VectorCase.hex(text, field: "signatureShares")
-                signatureShares[index] = try mappingCryptoErrors { try FrostSignatureShare.parse(bytes, curve: curve, party: index) }
+                signatureShares[index] = try mappingCryptoErrors {
+                    try FrostSignatureShare.parse(bytes, curve: curve, party: index)
+                }
             } else {
                 signatureShares[index] = try signer.sign(nonce: nonces[index]!, package: package)
             }
         }
-        return Outcome(commitments: commitments, signatureShares: signatureShares, signature: try package.aggregate(signatureShares: signatureShares))
+        return Outcome(
+            commitments: commitments, signatureShares: signatureShares,
+            signature: try package.aggregate(signatureShares: signatureShares))
     }
 
     static func checkValid(_ vector: VectorCase) throws {
@@ -83,8 +92,11 @@ enum SigningVectors: VectorKind {
             throw VectorProblem("commitments must list exactly the signers")
         }
         let listed = try vector.indexed("signatureShares")
-        guard Set(listed.keys) == Set(outcome.signatureShares.keys) else { throw VectorProblem("signatureShares must list exactly the signers") }
-        for (index, value) in listed where value != .hex(outcome.signatureShares[index]!.rawRepresentation.revealedBytes()) {
+        guard Set(listed.keys) == Set(outcome.signatureShares.keys) else {
+            throw VectorProblem("signatureShares must list exactly the signers")
+        }
+        for (index, value) in listed
+        where value != .hex(outcome.signatureShares[index]!.rawRepresentation.revealedBytes()) {
             throw VectorProblem("party \(index)'s signature share differs")
         }
         guard try vector.hex("signature") == outcome.signature else { throw VectorProblem("the signature differs") }
@@ -107,19 +119,32 @@ enum SigningVectors: VectorKind {
     static func cases(random: DeterministicRandom) throws -> [JSONValue] {
         var cases: [JSONValue] = []
         func bytes(_ scalar: Scalar) -> [UInt8] { scalar.rawRepresentation.revealedBytes() }
-        func fields(_ curve: Curve, _ mode: SigningMode, _ shares: [ShareRecord], _ message: [UInt8], _ nonces: [Int: (Scalar, Scalar)])
+        func fields(
+            _ curve: Curve, _ mode: SigningMode, _ shares: [ShareRecord], _ message: [UInt8],
+            _ nonces: [Int: (Scalar, Scalar)]
+        )
             -> [(key: String, value: JSONValue)]
         {
             [
                 ("curve", .string(curve.name)), ("mode", .string(mode.rawValue)),
                 ("shares", .array(shares.map(VectorFixtures.json))), ("message", .hex(message)),
-                ("nonces", .object(nonces.keys.sorted().map { i in
-                    (String(i), .object([("hiding", .hex(bytes(nonces[i]!.0))), ("binding", .hex(bytes(nonces[i]!.1)))]))
-                })),
+                (
+                    "nonces",
+                    .object(
+                        nonces.keys.sorted().map { i in
+                            (
+                                String(i),
+                                .object([("hiding", .hex(bytes(nonces[i]!.0))), ("binding", .hex(bytes(nonces[i]!.1)))])
+                            )
+                        })
+                ),
             ]
         }
         func drawNonces(_ curve: Curve, _ parties: [Int]) -> [Int: (Scalar, Scalar)] {
-            Dictionary(uniqueKeysWithValues: parties.map { ($0, (Scalar.random(on: curve, using: random), Scalar.random(on: curve, using: random))) })
+            Dictionary(
+                uniqueKeysWithValues: parties.map {
+                    ($0, (Scalar.random(on: curve, using: random), Scalar.random(on: curve, using: random)))
+                })
         }
         func signatureSharesJSON(_ shares: [Int: Scalar]) -> JSONValue {
             .object(shares.keys.sorted().map { (String($0), .hex(bytes(shares[$0]!))) })
@@ -127,19 +152,32 @@ enum SigningVectors: VectorKind {
         /// A valid case: the inputs and what running them gives.
         func valid(_ id: String, _ inputs: [(key: String, value: JSONValue)]) throws -> Outcome {
             let outcome = try run(try VectorCase(CaseBuilder.valid(id, inputs), fields: SigningVectors.fields))
-            cases.append(CaseBuilder.valid(id, inputs + [
-                ("commitments", .object(outcome.commitments.keys.sorted().map { (String($0), commitmentJSON(outcome.commitments[$0])) })),
-                ("signatureShares", signatureSharesJSON(outcome.signatureShares)),
-                ("signature", .hex(outcome.signature)),
-            ]))
+            cases.append(
+                CaseBuilder.valid(
+                    id,
+                    inputs + [
+                        (
+                            "commitments",
+                            .object(
+                                outcome.commitments.keys.sorted().map {
+                                    (String($0), commitmentJSON(outcome.commitments[$0]))
+                                })
+                        ),
+                        ("signatureShares", signatureSharesJSON(outcome.signatureShares)),
+                        ("signature", .hex(outcome.signature)),
+                    ]))
             return outcome
         }
 
-        let combinations: [(Curve, SigningMode)] = [(.ed25519, .rfc9591), (.secp256k1, .bip340), (.secp256k1, .rfc9591)]
+        let combinations: [(Curve, SigningMode)] = [
+            (.ed25519, .rfc9591), (.secp256k1, .bip340), (.secp256k1, .rfc9591),
+        ]
         for (curve, mode) in combinations {
             for (threshold, parties) in [(2, 2), (2, 3), (3, 5)] {
                 let set = try DistributedKeyGeneration.run(
-                    parameters: DKGParameters(curve: curve, walletId: "wallet-sign-\(curve)-\(threshold)of\(parties)", threshold: threshold, parties: parties),
+                    parameters: DKGParameters(
+                        curve: curve, walletId: "wallet-sign-\(curve)-\(threshold)of\(parties)", threshold: threshold,
+                        parties: parties),
                     using: random)
                 // The last t parties sign: a signer set other than 1…t exercises the Lagrange coefficients.
                 let signers = Array(set.suffix(threshold))
@@ -152,33 +190,47 @@ enum SigningVectors: VectorKind {
 
                 // The second signer's share off by one: aggregation names it.
                 let bad = signers[1].partyIndex
-                cases.append(CaseBuilder.invalid(
-                    "\(id)-signature-share-off-by-one", .invalidSignatureShare,
-                    base + [("signatureShares", signatureSharesJSON([bad: outcome.signatureShares[bad]! + Scalar(1, curve: curve)]))]))
+                cases.append(
+                    CaseBuilder.invalid(
+                        "\(id)-signature-share-off-by-one", .invalidSignatureShare,
+                        base + [
+                            (
+                                "signatureShares",
+                                signatureSharesJSON([bad: outcome.signatureShares[bad]! + Scalar(1, curve: curve)])
+                            )
+                        ]))
                 // The first signer asked to sign twice with one commitment.
-                cases.append(CaseBuilder.invalid(
-                    "\(id)-signer-asked-twice", .nonceReused, fields(curve, mode, signers + [signers[0]], message, nonces)))
+                cases.append(
+                    CaseBuilder.invalid(
+                        "\(id)-signer-asked-twice", .nonceReused,
+                        fields(curve, mode, signers + [signers[0]], message, nonces)))
                 // The empty message signs like any other.
                 _ = try valid("\(id)-empty-message", fields(curve, mode, signers, [], nonces))
                 // A share of the set before a recovery beside one of the recovered set.
                 let recovered = try Resharing.reshare(
-                    Array(set.prefix(threshold)), newThreshold: threshold, newParties: parties, newKind: .signing, newGeneration: 1,
+                    Array(set.prefix(threshold)), newThreshold: threshold, newParties: parties, newKind: .signing,
+                    newGeneration: 1,
                     using: random)
-                cases.append(CaseBuilder.invalid(
-                    "\(id)-old-generation-share", .invalidParameters,
-                    fields(curve, mode, [set[0], recovered[1]], message, drawNonces(curve, [1, 2]))))
+                cases.append(
+                    CaseBuilder.invalid(
+                        "\(id)-old-generation-share", .invalidParameters,
+                        fields(curve, mode, [set[0], recovered[1]], message, drawNonces(curve, [1, 2]))))
             }
         }
         let ed = try DistributedKeyGeneration.run(
-            parameters: DKGParameters(curve: .ed25519, walletId: "wallet-sign-ed25519-bip340", threshold: 2, parties: 2), using: random)
-        cases.append(CaseBuilder.invalid(
-            "ed25519-bip340-is-not-a-mode-of-ed25519", .invalidParameters,
-            fields(.ed25519, .bip340, ed, [1, 2, 3], drawNonces(.ed25519, [1, 2]))))
+            parameters: DKGParameters(
+                curve: .ed25519, walletId: "wallet-sign-ed25519-bip340", threshold: 2, parties: 2), using: random)
+        cases.append(
+            CaseBuilder.invalid(
+                "ed25519-bip340-is-not-a-mode-of-ed25519", .invalidParameters,
+                fields(.ed25519, .bip340, ed, [1, 2, 3], drawNonces(.ed25519, [1, 2]))))
         let secp = try DistributedKeyGeneration.run(
-            parameters: DKGParameters(curve: .secp256k1, walletId: "wallet-sign-too-few", threshold: 2, parties: 3), using: random)
-        cases.append(CaseBuilder.invalid(
-            "secp256k1-bip340-too-few-signers", .invalidParameters,
-            fields(.secp256k1, .bip340, [secp[0]], [1, 2, 3], drawNonces(.secp256k1, [1]))))
+            parameters: DKGParameters(curve: .secp256k1, walletId: "wallet-sign-too-few", threshold: 2, parties: 3),
+            using: random)
+        cases.append(
+            CaseBuilder.invalid(
+                "secp256k1-bip340-too-few-signers", .invalidParameters,
+                fields(.secp256k1, .bip340, [secp[0]], [1, 2, 3], drawNonces(.secp256k1, [1]))))
         return cases
     }
 }

@@ -149,7 +149,8 @@ enum VectorRunner {
     /// FORMATS.md §9's normative error names: the only ones a vector may expect.
     static let normativeErrors: Set<String> = [
         "malformedRecord", "malformedCipherText", "malformedCustodianShare", "unsupportedVersion", "unsupportedMethod",
-        "kdfMismatch", "invalidKdfParameters", "invalidKeyMaterial", "emptySecret", "invalidParameters", "invalidScalar",
+        "kdfMismatch", "invalidKdfParameters", "invalidKeyMaterial", "emptySecret", "invalidParameters",
+        "invalidScalar",
         "invalidPoint", "invalidShare", "publicKeyMismatch", "authenticationFailed", "tamperedShare", "unsealFailed",
         "dealerCheckFailed", "subShareCheckFailed", "noMatchingShare", "inconsistentShares", "dkgProofFailed",
         "invalidSignatureShare", "nonceReused",
@@ -193,7 +194,8 @@ enum VectorRunner {
     static func verifyFile(name: String, text: some Collection<UInt8>) -> VectorReport.File {
         func fileFailure(_ reason: String, format: String? = nil) -> VectorReport.File {
             VectorReport.File(
-                name: name, format: format, casesRun: 0, passed: 0, failures: [VectorReport.Failure(caseId: nil, reason: reason)])
+                name: name, format: format, casesRun: 0, passed: 0,
+                failures: [VectorReport.Failure(caseId: nil, reason: reason)])
         }
         let document: JSONValue
         do {
@@ -296,7 +298,8 @@ enum VectorFixtures {
         return try (1...parties).map { index in
             try ShareRecord(
                 walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: index,
-                generation: generation, setId: setId, secret: polynomial.evaluate(atIndex: index), commitments: commitments)
+                generation: generation, setId: setId, secret: polynomial.evaluate(atIndex: index),
+                commitments: commitments)
         }
     }
 

@@ -62,7 +62,8 @@ public enum VectorSuite {
     public static func verify(directory: String) -> VectorReport {
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }.sorted()
+            names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }
+                .sorted()
         } catch {
             return VectorReport(files: [], problems: ["cannot list \(directory): \(error.localizedDescription)"])
         }
@@ -77,7 +78,9 @@ public enum VectorSuite {
                 files.append(
                     VectorReport.File(
                         name: name, format: nil, casesRun: 0, passed: 0,
-                        failures: [VectorReport.Failure(caseId: nil, reason: "cannot read: \(error.localizedDescription)")]))
+                        failures: [
+                            VectorReport.Failure(caseId: nil, reason: "cannot read: \(error.localizedDescription)")
+                        ]))
             }
         }
         return VectorReport(files: files, problems: [])

@@ -16,12 +16,16 @@ struct AuditCLITests {
         var testDescription: String { rawValue }
 
         static var available: [Database] {
-            ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_POSTGRES_URL"].map { $0.isEmpty ? [.sqlite] : allCases }
+            ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_POSTGRES_URL"].map {
+                $0.isEmpty ? [.sqlite] : allCases
+            }
                 ?? [.sqlite]
         }
     }
 
-    @Test("verify: intact, anchored, then a deleted row named with exit 1; list pages one account", arguments: Database.available)
+    @Test(
+        "verify: intact, anchored, then a deleted row named with exit 1; list pages one account",
+        arguments: Database.available)
     func verifyAndList(database: Database) async throws {
         let directory = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -33,7 +37,8 @@ struct AuditCLITests {
             storage = try SQLiteStorage(path: argument)
         case .postgres:
             let url = try #require(ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_POSTGRES_URL"])
-            argument = url + (url.contains("?") ? "&" : "?") + "schema=cli_" + Hex.encode(SystemRandom().bytes(count: 8))
+            argument =
+                url + (url.contains("?") ? "&" : "?") + "schema=cli_" + Hex.encode(SystemRandom().bytes(count: 8))
             var logger = Logger(label: "audit-cli-tests")
             logger.logLevel = .critical
             storage = PostgresStorage(location: try PostgresLocation(url: argument), logger: logger)
@@ -43,7 +48,9 @@ struct AuditCLITests {
             var detail = AuditEvent.Detail()
             detail.method = .password
             try await storage.recordAudit(
-                AuditEvent(.cipherTextRead, account: index % 2 == 0 ? "u-2" : "u-1", requestId: "r\(index)", at: 1_764_000_000 + Int64(index), detail: detail))
+                AuditEvent(
+                    .cipherTextRead, account: index % 2 == 0 ? "u-2" : "u-1", requestId: "r\(index)",
+                    at: 1_764_000_000 + Int64(index), detail: detail))
         }
 
         let intact = try CLIRunner.run("share-recovery", ["audit", "verify", "--database", argument])
@@ -55,12 +62,16 @@ struct AuditCLITests {
             return
         }
         #expect(anchor.hasPrefix("5:"))
-        #expect(try CLIRunner.run("share-recovery", ["audit", "verify", "--database", argument, "--anchor", anchor]).status == 0)
-        let usage = try CLIRunner.run("share-recovery", ["audit", "verify", "--database", argument, "--anchor", "5:beef"])
+        #expect(
+            try CLIRunner.run("share-recovery", ["audit", "verify", "--database", argument, "--anchor", anchor]).status
+                == 0)
+        let usage = try CLIRunner.run(
+            "share-recovery", ["audit", "verify", "--database", argument, "--anchor", "5:beef"])
         #expect(usage.status == 2 && usage.stderr.contains("--anchor"))
 
         // u-1 has rows 1, 3, 5: two pages of two.
-        let first = try CLIRunner.run("share-recovery", ["audit", "list", "--database", argument, "--account", "u-1", "--limit", "2"])
+        let first = try CLIRunner.run(
+            "share-recovery", ["audit", "list", "--database", argument, "--account", "u-1", "--limit", "2"])
         #expect(first.status == 0, "\(first.stderr)")
         let page = try StrictJSON.parse(Array(first.stdout.utf8))
         guard case .array(let events)? = page["events"], case .string(let cursor)? = page["nextCursor"] else {
@@ -70,7 +81,8 @@ struct AuditCLITests {
         #expect(events.map { $0["sequence"] } == [.number("1"), .number("3")])
         #expect(events.first?["detail"] == .object([("method", .string("PASSWORD"))]))
         let second = try CLIRunner.run(
-            "share-recovery", ["audit", "list", "--database", argument, "--account", "u-1", "--limit", "2", "--after", cursor])
+            "share-recovery",
+            ["audit", "list", "--database", argument, "--account", "u-1", "--limit", "2", "--after", cursor])
         let last = try StrictJSON.parse(Array(second.stdout.utf8))
         guard case .array(let lastEvents)? = last["events"] else {
             Issue.record("unexpected page \(second.stdout)")
@@ -79,7 +91,9 @@ struct AuditCLITests {
         #expect(lastEvents.map { $0["sequence"] } == [.number("5")])
         #expect(last["nextCursor"] == nil)
 
-        _ = try await storage.transaction { transaction in try await transaction.query("DELETE FROM audit_events WHERE seq = 2", []) }
+        _ = try await storage.transaction { transaction in
+            try await transaction.query("DELETE FROM audit_events WHERE seq = 2", [])
+        }
         await storage.close()
         let broken = try CLIRunner.run("share-recovery", ["audit", "verify", "--database", argument])
         #expect(broken.status == 1)
@@ -98,7 +112,9 @@ struct AuditCLITests {
         // An SQLite file of something else.
         let other = directory.appendingPathComponent("other.sqlite").path
         let storage = try SQLiteStorage(path: other)
-        _ = try await storage.transaction { transaction in try await transaction.query("CREATE TABLE notes (body TEXT)", []) }
+        _ = try await storage.transaction { transaction in
+            try await transaction.query("CREATE TABLE notes (body TEXT)", [])
+        }
         await storage.close()
         let unaudited = try CLIRunner.run("share-recovery", ["audit", "verify", "--database", other])
         #expect(unaudited.status == 1 && unaudited.stderr.hasPrefix("error: noAuditTrail:"), "\(unaudited.stderr)")

@@ -10,7 +10,8 @@ struct CLIRun {
 enum CLIRunner {
     /// The products directory: where the test runner itself was built.
     static var productsDirectory: URL {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: executable).deletingLastPathComponent()
     }
 
@@ -19,7 +20,9 @@ enum CLIRunner {
     }
 
     /// Runs any executable; `environment` entries replace the inherited ones of the same name.
-    static func run(executable: URL, _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:])
+    static func run(
+        executable: URL, _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]
+    )
         throws -> CLIRun
     {
         let process = Process()

@@ -13,7 +13,8 @@ struct CLITests {
     func story(curve: String, method: String, secret: Data, transcript: Transcript? = nil) throws -> (URL, CLIRun) {
         let dir = try CLIRunner.temporaryDirectory()
         try secret.write(to: dir.appendingPathComponent("secret"))
-        var run = try CLIRunner.run("share-recovery", ["keygen", "--curve", curve, "--wallet-id", "w-cli", "--out", "keys"], in: dir)
+        var run = try CLIRunner.run(
+            "share-recovery", ["keygen", "--curve", curve, "--wallet-id", "w-cli", "--out", "keys"], in: dir)
         transcript?.runs.append(run)
         #expect(run.status == 0, "\(run.stderr)")
         run = try CLIRunner.run("share-recovery", ["custodian", "keypair", "--out", "custodian"], in: dir)
@@ -22,7 +23,8 @@ struct CLITests {
         run = try CLIRunner.run(
             "share-recovery",
             [
-                "backup", "--signing-share", "keys/share-1.json", "--signing-share", "keys/share-2.json", "--method", method,
+                "backup", "--signing-share", "keys/share-1.json", "--signing-share", "keys/share-2.json", "--method",
+                method,
                 "--secret-file", "secret", "--custodian-pub", "custodian/custodian.pub", "--out", "backup",
                 "--kdf-ops", "1", "--kdf-mem-kib", "8",
             ], in: dir)
@@ -32,7 +34,8 @@ struct CLITests {
             "share-recovery",
             [
                 "recover", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--custodian-shares",
-                "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--out", "recovered",
+                "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--out",
+                "recovered",
             ], in: dir)
         transcript?.runs.append(run)
         return (dir, run)
@@ -45,7 +48,8 @@ struct CLITests {
         #expect(run.status == 0, "\(run.stderr)")
         // Progress on stderr, exactly the §8 sequence (not a terminal, so plain lines).
         #expect(run.stderr.split(separator: "\n").map(String.init) == Self.statusLines)
-        let old = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent("keys/share-1.json"), encoding: .utf8))
+        let old = try ShareRecord(
+            json: String(contentsOf: dir.appendingPathComponent("keys/share-1.json"), encoding: .utf8))
         for index in 1...2 {
             let new = try ShareRecord(
                 json: String(contentsOf: dir.appendingPathComponent("recovered/share-\(index).json"), encoding: .utf8))
@@ -53,19 +57,22 @@ struct CLITests {
             #expect(new.generation == old.generation + 1)
             #expect(new.setId != old.setId)
             #expect(new.kind == .signing && new.secret != nil)
-            let attributes = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("recovered/share-\(index).json").path)
+            let attributes = try FileManager.default.attributesOfItem(
+                atPath: dir.appendingPathComponent("recovered/share-\(index).json").path)
             #expect((attributes[.posixPermissions] as? Int) == 0o600)
         }
     }
 
     @Test func decryptRevealsTheSecretOnlyWhenAsked() throws {
         let (dir, _) = try story(curve: "secp256k1", method: "password", secret: Data("pw".utf8))
-        let hidden = try CLIRunner.run("share-recovery", ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret"], in: dir)
+        let hidden = try CLIRunner.run(
+            "share-recovery", ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret"], in: dir)
         #expect(hidden.status == 0)
         let record = try ShareRecord(json: hidden.stdout.trimmingCharacters(in: .newlines))
         #expect(record.secret == nil && record.kind == .backup)
         let shown = try CLIRunner.run(
-            "share-recovery", ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--reveal-secret"], in: dir)
+            "share-recovery",
+            ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--reveal-secret"], in: dir)
         #expect(try ShareRecord(json: shown.stdout.trimmingCharacters(in: .newlines)).secret != nil)
     }
 
@@ -96,13 +103,19 @@ struct CLITests {
                     "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--out", out,
                     "--json",
                 ], in: dir)
-            return try run.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.map { try StrictJSON.parse(Array($0.utf8)) }
+            return try run.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.map {
+                try StrictJSON.parse(Array($0.utf8))
+            }
         }
         let lines = try recover("secret", out: "again")
         #expect(lines.map { $0["status"] } == RecoveryStatus.sequence.map { .string($0.rawValue) })
         #expect(lines.map { $0["step"] } == (1...8).map { .number("\($0)") })
-        #expect(lines.allSatisfy { $0["event"] == .string("status") && $0["totalSteps"] == .number("8") && $0["attempt"] == .number("1") })
-        let ids = Set(lines.compactMap { line -> String? in if case .string(let id)? = line["requestId"] { id } else { nil } })
+        #expect(
+            lines.allSatisfy {
+                $0["event"] == .string("status") && $0["totalSteps"] == .number("8") && $0["attempt"] == .number("1")
+            })
+        let ids = Set(
+            lines.compactMap { line -> String? in if case .string(let id)? = line["requestId"] { id } else { nil } })
         #expect(ids.count == 1 && ids.first?.utf8.count == 32)
 
         try Data("wrong".utf8).write(to: dir.appendingPathComponent("wrong"))
@@ -132,13 +145,16 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("x").path))
 
         try Data("not base64!".utf8).write(to: dir.appendingPathComponent("bad"))
-        let malformed = try CLIRunner.run("share-recovery", ["decrypt", "--cipher-text", "bad", "--secret-file", "wrong"], in: dir)
+        let malformed = try CLIRunner.run(
+            "share-recovery", ["decrypt", "--cipher-text", "bad", "--secret-file", "wrong"], in: dir)
         #expect(malformed.status == 1)
         #expect(malformed.stderr.contains("error: malformedCipherText: "))
 
         let usage = try CLIRunner.run("share-recovery", ["recover", "--no-such-flag"], in: dir)
         #expect(usage.status == 2)
-        let unknownMethod = try CLIRunner.run("share-recovery", ["encrypt", "--share", "s", "--method", "carrier-pigeon", "--secret-file", "s", "--out", "o"], in: dir)
+        let unknownMethod = try CLIRunner.run(
+            "share-recovery",
+            ["encrypt", "--share", "s", "--method", "carrier-pigeon", "--secret-file", "s", "--out", "o"], in: dir)
         #expect(unknownMethod.status == 2)
     }
 
@@ -162,7 +178,8 @@ struct CLITests {
             let bytes = record.secret!.rawRepresentation.revealedBytes()
             secrets += [Hex.encode(bytes), Data(bytes).base64EncodedString()]
         }
-        let custodianKey = try String(contentsOf: dir.appendingPathComponent("custodian/custodian.key"), encoding: .utf8)
+        let custodianKey = try String(
+            contentsOf: dir.appendingPathComponent("custodian/custodian.key"), encoding: .utf8)
         secrets.append(custodianKey.trimmingCharacters(in: .newlines))
         for output in outputs {
             for secret in secrets { #expect(!output.contains(secret)) }
@@ -170,8 +187,10 @@ struct CLITests {
     }
 
     @Test func vectorsVerifyPassesOnThePublishedVectors() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let run = try CLIRunner.run("share-recovery", ["vectors", "verify", root.appendingPathComponent("Vectors").path])
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let run = try CLIRunner.run(
+            "share-recovery", ["vectors", "verify", root.appendingPathComponent("Vectors").path])
         #expect(run.status == 0, "\(run.stderr)")
         print("share-recovery vectors verify Vectors/: \(run.stderr.split(separator: "\n").last ?? "")")
         #expect(run.stderr.contains("all ") && run.stderr.contains(" cases passed"))
@@ -180,7 +199,9 @@ struct CLITests {
         let copy = try CLIRunner.temporaryDirectory()
         for name in ["ciphertext.json", "selection.json"] {
             var text = try String(contentsOf: root.appendingPathComponent("Vectors/\(name)"), encoding: .utf8)
-            if name == "ciphertext.json" { text = text.replacingOccurrences(of: "\"authenticationFailed\"", with: "\"kdfMismatch\"") }
+            if name == "ciphertext.json" {
+                text = text.replacingOccurrences(of: "\"authenticationFailed\"", with: "\"kdfMismatch\"")
+            }
             try text.write(to: copy.appendingPathComponent(name), atomically: true, encoding: .utf8)
         }
         let broken = try CLIRunner.run("share-recovery", ["vectors", "verify", copy.path])
@@ -205,13 +226,16 @@ struct CLITests {
         #expect(help.status == 0, "\(help.stderr)")
         #expect(help.stdout.contains("--profile CURVE COUNT") && help.stdout.contains("Examples:"))
         for (arguments, said) in [
-            (["--json"], "Missing value for '--json <FILE>'"), (["--profile", "p256", "10"], "--profile needs a curve"),
+            (["--json"], "Missing value for '--json <FILE>'"),
+            (["--profile", "p256", "10"], "--profile needs a curve"),
             (["--profile", "secp256k1"], "--profile needs a curve"), (["--fast"], "Unknown option '--fast'"),
             (["--server-workload", "health"], "Please provide one of 'cipher-text', 'fetch', 'session' or 'signing'"),
         ] {
             let run = try CLIRunner.run("recovery-bench", arguments)
             #expect(run.status == 2, "\(arguments)")
-            #expect(run.stderr.contains(said) && run.stderr.contains("See 'recovery-bench --help'"), "\(arguments): \(run.stderr)")
+            #expect(
+                run.stderr.contains(said) && run.stderr.contains("See 'recovery-bench --help'"),
+                "\(arguments): \(run.stderr)")
             #expect(run.stdout.isEmpty, "\(arguments) ran: \(run.stdout)")
         }
     }
@@ -230,7 +254,9 @@ struct CLITests {
         }
         var groups = Set<String>()
         for measurement in measurements {
-            guard case .string(let group)? = measurement["group"], case .string(let name)? = measurement["name"] else { continue }
+            guard case .string(let group)? = measurement["group"], case .string(let name)? = measurement["name"] else {
+                continue
+            }
             groups.insert(group)
             // The server (a child process) and the load each report their CPU; the sessions their floor.
             if group.hasPrefix("server ") {
@@ -240,10 +266,14 @@ struct CLITests {
                 #expect(measurement["floorNs"] != nil && measurement["target"] != nil, "\(group) / \(name)")
             }
         }
-        var expected = ["floor secp256k1", "floor ed25519", "floor", "engine secp256k1", "engine ed25519", "selection", "scaling"]
+        var expected = [
+            "floor secp256k1", "floor ed25519", "floor", "engine secp256k1", "engine ed25519", "selection", "scaling",
+        ]
         expected.append("server SQLite")
         // The PostgreSQL load runs where the test command started a server for the suite.
-        if ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_POSTGRES_URL"] != nil { expected.append("server PostgreSQL") }
+        if ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_POSTGRES_URL"] != nil {
+            expected.append("server PostgreSQL")
+        }
         for group in expected {
             #expect(groups.contains(group), "missing \(group)")
         }
@@ -251,31 +281,41 @@ struct CLITests {
 
     @Test func kitsPrintSecretsOnlyWithRevealSecretAndRecover() throws {
         let (dir, _) = try story(curve: "ed25519", method: "password", secret: Data("pw".utf8))
-        let export = ["kit", "export", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--groups", "2of3"]
+        let export = [
+            "kit", "export", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--groups", "2of3",
+        ]
         let refused = try CLIRunner.run("share-recovery", export, in: dir)
         #expect(refused.status == 2 && refused.stdout.isEmpty)
         let kit = try CLIRunner.run("share-recovery", export + ["--reveal-secret"], in: dir)
         #expect(kit.status == 0, "\(kit.stderr)")
         let mnemonics = kit.stdout.split(separator: "\n")
         #expect(mnemonics.count == 3)
-        try (mnemonics.prefix(2).joined(separator: "\n") + "\n").write(to: dir.appendingPathComponent("two"), atomically: true, encoding: .utf8)
+        try (mnemonics.prefix(2).joined(separator: "\n") + "\n").write(
+            to: dir.appendingPathComponent("two"), atomically: true, encoding: .utf8)
 
-        let combined = try CLIRunner.run("share-recovery", ["kit", "combine", "--mnemonics-file", "two", "--reveal-secret"], in: dir)
+        let combined = try CLIRunner.run(
+            "share-recovery", ["kit", "combine", "--mnemonics-file", "two", "--reveal-secret"], in: dir)
         let decrypted = try CLIRunner.run(
-            "share-recovery", ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--reveal-secret"], in: dir)
+            "share-recovery",
+            ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--reveal-secret"], in: dir)
         let record = try ShareRecord(json: decrypted.stdout.trimmingCharacters(in: .newlines))
-        #expect(combined.stdout.trimmingCharacters(in: .newlines) == Hex.encode(record.secret!.rawRepresentation.revealedBytes()))
-        #expect(try CLIRunner.run("share-recovery", ["kit", "combine", "--mnemonics-file", "two"], in: dir).status == 2)
+        #expect(
+            combined.stdout.trimmingCharacters(in: .newlines)
+                == Hex.encode(record.secret!.rawRepresentation.revealedBytes()))
+        #expect(
+            try CLIRunner.run("share-recovery", ["kit", "combine", "--mnemonics-file", "two"], in: dir).status == 2)
 
         let recovered = try CLIRunner.run(
             "share-recovery",
             [
-                "kit", "recover", "--mnemonics-file", "two", "--custodian-shares", "backup/custodian-backup-shares.json",
+                "kit", "recover", "--mnemonics-file", "two", "--custodian-shares",
+                "backup/custodian-backup-shares.json",
                 "--custodian-key", "custodian/custodian.key", "--out", "from-kit",
             ], in: dir)
         #expect(recovered.status == 0, "\(recovered.stderr)")
         #expect(recovered.stderr.split(separator: "\n").map(String.init) == Self.statusLines)
-        let new = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent("from-kit/share-1.json"), encoding: .utf8))
+        let new = try ShareRecord(
+            json: String(contentsOf: dir.appendingPathComponent("from-kit/share-1.json"), encoding: .utf8))
         #expect(new.publicKey == record.publicKey && new.generation == 1)
     }
 }
@@ -300,15 +340,19 @@ extension CLITests {
     func storeShowHasPendingSession() throws {
         let dir = try CLIRunner.temporaryDirectory()
         try Data("135790".utf8).write(to: dir.appendingPathComponent("passcode"))
-        let keygen = try CLIRunner.run("share-recovery", ["keygen", "--curve", "secp256k1", "--wallet-id", "w-show", "--out", "keys"], in: dir)
+        let keygen = try CLIRunner.run(
+            "share-recovery", ["keygen", "--curve", "secp256k1", "--wallet-id", "w-show", "--out", "keys"], in: dir)
         #expect(keygen.status == 0, "\(keygen.stderr)")
         let store = ["--store", "device", "--kdf-ops", "1", "--kdf-mem-kib", "8"]
         let created = try CLIRunner.run(
             "share-recovery",
-            ["store", "init"] + store + ["--passcode-file", "passcode", "--confirm-file", "passcode", "--share", "keys/share-1.json"],
+            ["store", "init"] + store + [
+                "--passcode-file", "passcode", "--confirm-file", "passcode", "--share", "keys/share-1.json",
+            ],
             in: dir)
         #expect(created.status == 0, "\(created.stderr)")
-        let shown = try CLIRunner.run("share-recovery", ["store", "show"] + store + ["--passcode-file", "passcode"], in: dir)
+        let shown = try CLIRunner.run(
+            "share-recovery", ["store", "show"] + store + ["--passcode-file", "passcode"], in: dir)
         #expect(shown.status == 0, "\(shown.stderr)")
         let value = try StrictJSON.parse(shown.stdout.trimmingCharacters(in: .newlines))
         #expect(value["pendingSession"] == .null && value["staged"] == .null)

@@ -15,16 +15,23 @@ struct DeriveCLITests {
     }
 
     private func wallet(_ curve: String, in dir: URL) throws {
-        let run = try sh(["keygen", "--dkg", "--curve", curve, "--wallet-id", "w-derive", "--threshold", "2", "--parties", "3", "--out", curve], in: dir)
+        let run = try sh(
+            [
+                "keygen", "--dkg", "--curve", curve, "--wallet-id", "w-derive", "--threshold", "2", "--parties", "3",
+                "--out", curve,
+            ], in: dir)
         #expect(run.status == 0, "\(run.stderr)")
     }
 
-    @Test("derive prints the child key, chain code and xpub that the library and a watch-only xpub agree on; sign and verify use them")
+    @Test(
+        "derive prints the child key, chain code and xpub that the library and a watch-only xpub agree on; sign and verify use them"
+    )
     func deriveSignVerify() throws {
         let dir = try CLIRunner.temporaryDirectory()
         try wallet("secp256k1", in: dir)
         try Data("a sighash".utf8).write(to: dir.appendingPathComponent("msg.bin"))
-        let share = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent("secp256k1/share-1.json"), encoding: .utf8))
+        let share = try ShareRecord(
+            json: String(contentsOf: dir.appendingPathComponent("secp256k1/share-1.json"), encoding: .utf8))
         let wallet = share.publicKey
 
         var run = try sh(["derive", "--path", "m/0/1", "--signing-share", "secp256k1/share-1.json"], in: dir)
@@ -41,7 +48,8 @@ struct DeriveCLITests {
         #expect(derived["outputKey"] == nil)
         // A watch-only wallet given only rootXpub derives the same xpub.
         let root = try ExtendedPublicKey(serialized: try #require(derived["rootXpub"] as? String))
-        #expect(root.publicKey == wallet && root.chainCode == ExtendedPublicKey.aggregateKeyChainCode && root.depth == 0)
+        #expect(
+            root.publicKey == wallet && root.chainCode == ExtendedPublicKey.aggregateKeyChainCode && root.depth == 0)
         #expect(try root.child(at: 0).key.child(at: 1).key.serialized == derived["xpub"] as? String)
 
         // The same from the key as hex, with Taproot.
@@ -55,8 +63,11 @@ struct DeriveCLITests {
 
         // sign --path --taproot with parties 1 and 3: a BIP-340 signature under the output key.
         run = try sh(
-            ["sign", "--signing-share", "secp256k1/share-1.json", "--signing-share", "secp256k1/share-3.json", "--message-file", "msg.bin",
-             "--path", "m/0/1", "--taproot"], in: dir)
+            [
+                "sign", "--signing-share", "secp256k1/share-1.json", "--signing-share", "secp256k1/share-3.json",
+                "--message-file", "msg.bin",
+                "--path", "m/0/1", "--taproot",
+            ], in: dir)
         #expect(run.status == 0, "\(run.stderr)")
         let signed = try json(run.stdout)
         let signature = try #require(signed["signature"] as? String)
@@ -65,14 +76,16 @@ struct DeriveCLITests {
         #expect(signed["signingKey"] as? String == outputKey.hex)
         #expect(
             FrostBIP340.verify(
-                signature: try #require(Hex.decode(signature)), message: Array("a sighash".utf8), xOnlyKey: outputKey.xOnlyRepresentation))
+                signature: try #require(Hex.decode(signature)), message: Array("a sighash".utf8),
+                xOnlyKey: outputKey.xOnlyRepresentation))
 
         // verify: from the wallet key with the same tweaks, or from the output key itself (x-only or compressed).
         let base = ["verify", "--curve", "secp256k1", "--message-file", "msg.bin", "--signature", signature]
         for (arguments, status) in [
             (["--public-key", wallet.hex, "--path", "m/0/1", "--taproot"], Int32(0)),
             (["--public-key", Hex.encode(outputKey.xOnlyRepresentation)], 0), (["--public-key", outputKey.hex], 0),
-            (["--public-key", wallet.hex], 1), (["--public-key", wallet.hex, "--path", "m/0/1"], 1), (["--public-key", wallet.hex, "--path", "m/0/2", "--taproot"], 1),
+            (["--public-key", wallet.hex], 1), (["--public-key", wallet.hex, "--path", "m/0/1"], 1),
+            (["--public-key", wallet.hex, "--path", "m/0/2", "--taproot"], 1),
         ] {
             run = try sh(base + arguments, in: dir)
             #expect(run.status == status, "\(arguments): \(run.stderr)")
@@ -80,14 +93,20 @@ struct DeriveCLITests {
 
         // A derived key without Taproot: the child's own x-only key.
         run = try sh(
-            ["sign", "--signing-share", "secp256k1/share-2.json", "--signing-share", "secp256k1/share-3.json", "--message-file", "msg.bin",
-             "--path", "m/0/1"], in: dir)
+            [
+                "sign", "--signing-share", "secp256k1/share-2.json", "--signing-share", "secp256k1/share-3.json",
+                "--message-file", "msg.bin",
+                "--path", "m/0/1",
+            ], in: dir)
         #expect(run.status == 0, "\(run.stderr)")
         let child = try json(run.stdout)
         #expect(child["signingKey"] as? String == expected.publicKey.hex && child["taproot"] as? Bool == false)
         run = try sh(
-            ["verify", "--curve", "secp256k1", "--message-file", "msg.bin", "--signature", try #require(child["signature"] as? String),
-             "--public-key", wallet.hex, "--path", "m/0/1"], in: dir)
+            [
+                "verify", "--curve", "secp256k1", "--message-file", "msg.bin", "--signature",
+                try #require(child["signature"] as? String),
+                "--public-key", wallet.hex, "--path", "m/0/1",
+            ], in: dir)
         #expect(run.status == 0, "\(run.stderr)")
     }
 
@@ -97,8 +116,14 @@ struct DeriveCLITests {
         try wallet("secp256k1", in: dir)
         try wallet("ed25519", in: dir)
         try Data("m".utf8).write(to: dir.appendingPathComponent("msg.bin"))
-        let secpSigners = ["--signing-share", "secp256k1/share-1.json", "--signing-share", "secp256k1/share-2.json", "--message-file", "msg.bin"]
-        let edSigners = ["--signing-share", "ed25519/share-1.json", "--signing-share", "ed25519/share-2.json", "--message-file", "msg.bin"]
+        let secpSigners = [
+            "--signing-share", "secp256k1/share-1.json", "--signing-share", "secp256k1/share-2.json", "--message-file",
+            "msg.bin",
+        ]
+        let edSigners = [
+            "--signing-share", "ed25519/share-1.json", "--signing-share", "ed25519/share-2.json", "--message-file",
+            "msg.bin",
+        ]
         let cases: [(arguments: [String], status: Int32, needle: String)] = [
             (["derive", "--path", "m/0'", "--signing-share", "secp256k1/share-1.json"], 1, "hardened"),
             (["derive", "--path", "m/0/2147483648", "--signing-share", "secp256k1/share-1.json"], 1, "2^31"),
@@ -111,13 +136,18 @@ struct DeriveCLITests {
             (["sign", "--path", "m/0", "--mode", "rfc9591"] + secpSigners, 1, "bip340"),
             (["sign", "--taproot", "--mode", "rfc9591"] + secpSigners, 1, "bip340"),
             (["derive", "--path", "m/0"], 2, "--signing-share"),
-            (["derive", "--path", "m/0", "--signing-share", "secp256k1/share-1.json", "--public-key", "02"], 2, "--signing-share"),
+            (
+                ["derive", "--path", "m/0", "--signing-share", "secp256k1/share-1.json", "--public-key", "02"], 2,
+                "--signing-share"
+            ),
         ]
         for test in cases {
             let run = try sh(test.arguments, in: dir)
             #expect(run.status == test.status, "\(test.arguments): \(run.stderr)")
             #expect(run.stderr.contains(test.needle), "\(test.arguments): \(run.stderr)")
-            if test.status == 1 { #expect(run.stderr.contains("error: invalidParameters"), "\(test.arguments): \(run.stderr)") }
+            if test.status == 1 {
+                #expect(run.stderr.contains("error: invalidParameters"), "\(test.arguments): \(run.stderr)")
+            }
         }
     }
 }

@@ -13,7 +13,8 @@ extension CLITests {
     func ejectOffline(curve: String) throws {
         let (dir, recover) = try story(curve: curve, method: "password", secret: Data("eject pass phrase\n".utf8))
         #expect(recover.status == 0, "\(recover.stderr)")
-        let wallet = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent("keys/share-1.json"), encoding: .utf8))
+        let wallet = try ShareRecord(
+            json: String(contentsOf: dir.appendingPathComponent("keys/share-1.json"), encoding: .utf8))
         let transcript = Transcript()
         func eject(_ arguments: [String], status: Int32) throws -> CLIRun {
             let result = try CLIRunner.run("share-recovery", ["eject"] + arguments, in: dir)
@@ -29,7 +30,10 @@ extension CLITests {
         }
 
         let fromSet = try eject(
-            ["--signing-share", "recovered/share-1.json", "--signing-share", "recovered/share-2.json", "--out", "ejected/set.json"],
+            [
+                "--signing-share", "recovered/share-1.json", "--signing-share", "recovered/share-2.json", "--out",
+                "ejected/set.json",
+            ],
             status: 0)
         #expect(fromSet.stderr.contains("FULL PRIVATE KEY"))
         let printed = try StrictJSON.parse(Array(fromSet.stdout.utf8))
@@ -58,12 +62,15 @@ extension CLITests {
 
         // From a backup: the user backup share and the custodian's exported backup shares.
         let revealed = try CLIRunner.run(
-            "share-recovery", ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--reveal-secret"], in: dir)
+            "share-recovery",
+            ["decrypt", "--cipher-text", "backup/cipherText", "--secret-file", "secret", "--reveal-secret"], in: dir)
         try Data(revealed.stdout.utf8).write(to: dir.appendingPathComponent("backup-share.json"))
         let custodian = [
-            "--custodian-shares", "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--method", "password",
+            "--custodian-shares", "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key",
+            "--method", "password",
         ]
-        _ = try eject(["--signing-share", "backup-share.json"] + custodian + ["--out", "ejected/backup.json"], status: 0)
+        _ = try eject(
+            ["--signing-share", "backup-share.json"] + custodian + ["--out", "ejected/backup.json"], status: 0)
         #expect(try keyFile("ejected/backup.json")["privateKeyHex"] == .string(hex))
 
         // Refusals: no destination, both, an existing file, one share of two, a server option offline.
@@ -76,7 +83,11 @@ extension CLITests {
         #expect(tooFew.stderr.contains("invalidParameters"), "\(tooFew.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("ejected/one.json").path))
         _ = try eject(both + ["--user-id", "u", "--out", "ejected/u.json"], status: 2)
-        _ = try eject(["--signing-share", "backup-share.json", "--custodian-shares", "backup/custodian-backup-shares.json", "--out", "y.json"], status: 2)
+        _ = try eject(
+            [
+                "--signing-share", "backup-share.json", "--custodian-shares", "backup/custodian-backup-shares.json",
+                "--out", "y.json",
+            ], status: 2)
         _ = try eject(both + ["--network", "regtest", "--out", "ejected/n.json"], status: 2)
 
         // Nothing above showed the key; --reveal-secret shows it, in the same forms the search looks for.
@@ -100,19 +111,24 @@ extension MethodsCLITests {
     func ejectWithTheServer() throws {
         let sign = try token("sign", user: "ejecting")
         let created = try run([
-            "wallet", "create", "--server", server.base, "--user-id", "ejecting", "--token-file", sign, "--curve", "secp256k1",
+            "wallet", "create", "--server", server.base, "--user-id", "ejecting", "--token-file", sign, "--curve",
+            "secp256k1",
             "--wallet-id", "w-eject", "--out", "device-share.json",
         ])
         #expect(created.status == 0, "\(created.stderr)")
-        let device = try ShareRecord(json: String(contentsOf: dir.appendingPathComponent("device-share.json"), encoding: .utf8))
+        let device = try ShareRecord(
+            json: String(contentsOf: dir.appendingPathComponent("device-share.json"), encoding: .utf8))
         try Data("pay".utf8).write(to: dir.appendingPathComponent("msg.bin"))
         let signArguments = [
-            "sign", "--server", server.base, "--user-id", "ejecting", "--token-file", sign, "--signing-share", "device-share.json",
+            "sign", "--server", server.base, "--user-id", "ejecting", "--token-file", sign, "--signing-share",
+            "device-share.json",
             "--message-file", "msg.bin",
         ]
         #expect(try run(signArguments).status == 0)
 
-        let ejectArguments = ["eject", "--server", server.base, "--user-id", "ejecting", "--signing-share", "device-share.json"]
+        let ejectArguments = [
+            "eject", "--server", server.base, "--user-id", "ejecting", "--signing-share", "device-share.json",
+        ]
         let wrongToken = try run(ejectArguments + ["--token-file", sign, "--out", "refused.json"])
         #expect(wrongToken.status == 1 && wrongToken.stderr.contains("forbidden"), "\(wrongToken.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("refused.json").path))

@@ -30,7 +30,9 @@ struct HelpTreeTests {
         for line in help[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
             if line.isEmpty { break }
             // A name line starts with exactly two spaces; wrapped abstracts are indented further.
-            guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first else { continue }
+            guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first else {
+                continue
+            }
             names.append(String(name))
         }
         return names

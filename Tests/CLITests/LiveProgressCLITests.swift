@@ -15,7 +15,8 @@ struct LiveProgressCLITests {
         let binary = CLIRunner.productsDirectory.appendingPathComponent("share-recovery").path
         let command = ([binary] + arguments).map(quoted).joined(separator: " ") + " </dev/null >/dev/null"
         // -q: no banner; -e: the command's exit status; -c: the command; /dev/null: no typescript file.
-        let run = try CLIRunner.run(executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], in: directory)
+        let run = try CLIRunner.run(
+            executable: URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], in: directory)
         return (run.status, run.stdout.replacingOccurrences(of: "\r\n", with: "\n"))
     }
 
@@ -36,7 +37,8 @@ struct LiveProgressCLITests {
             #expect(redraw.contains(" s)"), "\(redraw.debugDescription)")
         }
         #expect(redraws.last?.hasSuffix(" s)\n") == true, "the last status ends the line")
-        #expect(!ok.terminal.contains("status: ") && !ok.terminal.contains("{\""), "no plain or JSON lines on a terminal")
+        #expect(
+            !ok.terminal.contains("status: ") && !ok.terminal.contains("{\""), "no plain or JSON lines on a terminal")
 
         // A failure closes the open line, then says at which step and whether to retry.
         try Data("wrong".utf8).write(to: dir.appendingPathComponent("wrong"))
@@ -46,7 +48,9 @@ struct LiveProgressCLITests {
                 "backup/custodian-backup-shares.json", "--custodian-key", "custodian/custodian.key", "--out", "never",
             ], in: dir)
         #expect(failed.status == 1)
-        #expect(failed.terminal.contains(" s)\nfailed at step 3/8 (not worth retrying as is); request id "), "\(failed.terminal.debugDescription)")
+        #expect(
+            failed.terminal.contains(" s)\nfailed at step 3/8 (not worth retrying as is); request id "),
+            "\(failed.terminal.debugDescription)")
         #expect(failed.terminal.contains("error: authenticationFailed: "))
     }
 }

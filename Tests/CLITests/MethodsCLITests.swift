@@ -57,16 +57,19 @@ struct MethodsCLITests {
     func token(_ purpose: String, user: String = "alice") throws -> String {
         let started = try run(["otp", "start", "--server", server.base, "--identifier", user, "--purpose", purpose])
         #expect(started.status == 0, "\(started.stderr)")
-        guard case .string(let flowId)? = try StrictJSON.parse(started.stdout.trimmingCharacters(in: .newlines))["flowId"]
+        guard
+            case .string(let flowId)? = try StrictJSON.parse(started.stdout.trimmingCharacters(in: .newlines))["flowId"]
         else { throw CLIError.noCode }
-        let lines = try String(contentsOf: dir.appendingPathComponent("otp.jsonl"), encoding: .utf8).split(separator: "\n")
-        guard let code = lines.compactMap({ line -> String? in
-            guard let entry = try? StrictJSON.parse(String(line)),
-                case .string(flowId)? = entry["flowId"],
-                case .string(let code)? = entry["code"]
-            else { return nil }
-            return code
-        }).last
+        let lines = try String(contentsOf: dir.appendingPathComponent("otp.jsonl"), encoding: .utf8).split(
+            separator: "\n")
+        guard
+            let code = lines.compactMap({ line -> String? in
+                guard let entry = try? StrictJSON.parse(String(line)),
+                    case .string(flowId)? = entry["flowId"],
+                    case .string(let code)? = entry["code"]
+                else { return nil }
+                return code
+            }).last
         else { throw CLIError.noCode }
         try Data(code.utf8).write(to: dir.appendingPathComponent("code"))
         let file = "token-\(purpose)"
@@ -74,7 +77,10 @@ struct MethodsCLITests {
             "otp", "verify", "--server", server.base, "--flow-id", flowId, "--code-file", "code", "--token-out", file,
         ])
         #expect(verified.status == 0, "\(verified.stderr)")
-        #expect(!verified.stdout.contains(try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8).trimmingCharacters(in: .newlines)))
+        #expect(
+            !verified.stdout.contains(
+                try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8).trimmingCharacters(
+                    in: .newlines)))
         return file
     }
 
@@ -83,13 +89,16 @@ struct MethodsCLITests {
     func list(token: String) throws -> [String] {
         let listed = try run(["methods", "list", "--server", server.base, "--user-id", "alice", "--token-file", token])
         #expect(listed.status == 0, "\(listed.stderr)")
-        guard case .array(let names) = try StrictJSON.parse(listed.stdout.trimmingCharacters(in: .newlines)) else { return [] }
+        guard case .array(let names) = try StrictJSON.parse(listed.stdout.trimmingCharacters(in: .newlines)) else {
+            return []
+        }
         return names.compactMap { if case .string(let name) = $0 { name } else { nil } }.sorted()
     }
 
     func add(_ method: String, secret: String) throws -> CLIRun {
         try run([
-            "methods", "add", "--server", server.base, "--user-id", "alice", "--token-file", try token("addOrUpdateRecovery"),
+            "methods", "add", "--server", server.base, "--user-id", "alice", "--token-file",
+            try token("addOrUpdateRecovery"),
             "--webhook-secret-file", "server.sqlite.webhook-secret", "--store", "device", "--passcode-file", "passcode",
             "--method", method, "--secret-file", secret, "--kdf-ops", "1", "--kdf-mem-kib", "8",
         ])
@@ -113,7 +122,8 @@ struct MethodsCLITests {
         #expect(registered.status == 0, "\(registered.stderr)")
         try Data("482916\n".utf8).write(to: dir.appendingPathComponent("passcode"))
         let initialised = try run([
-            "store", "init", "--store", "device", "--passcode-file", "passcode", "--confirm-file", "passcode", "--share",
+            "store", "init", "--store", "device", "--passcode-file", "passcode", "--confirm-file", "passcode",
+            "--share",
             "keys/share-1.json", "--kdf-ops", "1", "--kdf-mem-kib", "8",
         ])
         #expect(initialised.status == 0, "\(initialised.stderr)")
@@ -158,14 +168,17 @@ struct MethodsCLITests {
         let reader = try token("recover")
         #expect(try add("password", secret: "password").status == 0)
         let status = { () throws -> String in
-            let run = try self.run(["kit", "status", "--server", self.server.base, "--user-id", "alice", "--token-file", reader])
+            let run = try self.run([
+                "kit", "status", "--server", self.server.base, "--user-id", "alice", "--token-file", reader,
+            ])
             #expect(run.status == 0, "\(run.stderr)")
             return run.stdout.trimmingCharacters(in: .newlines)
         }
         #expect(try status() == #"{"recoveryKit":false}"#)
 
         let create = [
-            "kit", "create", "--server", server.base, "--user-id", "alice", "--token-file", try token("addOrUpdateRecovery"),
+            "kit", "create", "--server", server.base, "--user-id", "alice", "--token-file",
+            try token("addOrUpdateRecovery"),
             "--webhook-secret-file", "server.sqlite.webhook-secret", "--store", "device", "--passcode-file", "passcode",
             "--groups", "2of3", "--kdf-ops", "1", "--kdf-mem-kib", "8",
         ]
@@ -181,7 +194,8 @@ struct MethodsCLITests {
         // Any two of the three mnemonics give the master secret another SLIP-39 tool would print.
         try Data((mnemonics[0] + "\n" + mnemonics[2] + "\n").utf8).write(to: dir.appendingPathComponent("two"))
         let combined = try run(["kit", "combine", "--mnemonics-file", "two", "--reveal-secret"])
-        #expect(combined.status == 0 && combined.stdout.trimmingCharacters(in: .newlines).count == 64, "\(combined.stderr)")
+        #expect(
+            combined.status == 0 && combined.stdout.trimmingCharacters(in: .newlines).count == 64, "\(combined.stderr)")
 
         #expect(try delete("recoveryCode", token: try token("deleteRecovery")).status == 0)
         #expect(try list(token: reader) == ["password"])

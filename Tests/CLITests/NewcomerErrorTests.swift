@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// docs/newcomer-errors.md is executable: its setup block and each mistake's command run here as
@@ -39,13 +39,15 @@ struct NewcomerErrorTests {
                 let status = section.firstMatch(of: /Exit status (\d+)/)?.output.1
             else { return nil }
             return Mistake(
-                title: String(title), command: command, status: Int32(status)!, expected: expected.components(separatedBy: "\n"))
+                title: String(title), command: command, status: Int32(status)!,
+                expected: expected.components(separatedBy: "\n"))
         }
     }
 
     /// Runs a shell script in a directory with the built `share-recovery` first on PATH.
     static func shell(_ script: String, in directory: URL, environment: [String: String]) throws -> CLIRun {
-        let path = CLIRunner.productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let path =
+            CLIRunner.productsDirectory.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         // Under a time bound, so a mistake that wrongly succeeds (a server that starts) cannot hang the suite.
         return try CLIRunner.run(
             executable: URL(fileURLWithPath: "/usr/bin/timeout"), ["120", "/bin/sh", "-e", "-c", script], in: directory,
@@ -66,7 +68,8 @@ struct NewcomerErrorTests {
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let bound = withUnsafeMutablePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    bind(descriptor, raw, length) == 0 && listen(descriptor, 1) == 0 && getsockname(descriptor, raw, &length) == 0
+                    bind(descriptor, raw, length) == 0 && listen(descriptor, 1) == 0
+                        && getsockname(descriptor, raw, &length) == 0
                 }
             }
             guard bound else { throw CocoaError(.fileWriteUnknown) }
@@ -97,7 +100,8 @@ struct NewcomerErrorTests {
         free.close()
         let ports = ["BUSY_PORT": String(busy.port), "FREE_PORT": String(free.port)]
 
-        let setup = try #require(Self.blocks("sh", in: Substring(try Self.page().components(separatedBy: "\n## Setup")[1])).first)
+        let setup = try #require(
+            Self.blocks("sh", in: Substring(try Self.page().components(separatedBy: "\n## Setup")[1])).first)
         let prepared = try Self.shell(setup, in: directory, environment: ports)
         try #require(prepared.status == 0, "the setup failed: \(prepared.stderr)")
 
@@ -116,9 +120,11 @@ struct NewcomerErrorTests {
     @Test("bootstrap installs every Debian package the system libraries need")
     func bootstrapCoversTheManifest() throws {
         let manifest = try String(contentsOf: Self.repository.appendingPathComponent("Package.swift"), encoding: .utf8)
-        let bootstrap = try String(contentsOf: Self.repository.appendingPathComponent("scripts/bootstrap.sh"), encoding: .utf8)
+        let bootstrap = try String(
+            contentsOf: Self.repository.appendingPathComponent("scripts/bootstrap.sh"), encoding: .utf8)
         let needed = manifest.matches(of: /\.apt\(\["([^"]+)"\]\)/).map { String($0.output.1) }
-        let installed = try #require(bootstrap.firstMatch(of: /packages=\(([^)]*)\)/)).output.1.split(separator: " ").map(String.init)
+        let installed = try #require(bootstrap.firstMatch(of: /packages=\(([^)]*)\)/)).output.1.split(separator: " ")
+            .map(String.init)
         #expect(needed.count == 3, "the manifest names \(needed)")
         for package in needed {
             #expect(installed.contains(package), "scripts/bootstrap.sh does not install \(package)")

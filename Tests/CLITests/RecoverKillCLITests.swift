@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 import Foundation
 import ShareRecovery
@@ -24,20 +24,25 @@ struct RecoverKillCLITests {
         let environment = ProcessInfo.processInfo.environment
         // SHARE_RECOVERY_KILL_TRIALS overrides: the sanitizer passes look for memory and thread errors
         // in a few trials, where every process runs several times slower (scripts/sanitizers.sh).
-        let trials = environment["SHARE_RECOVERY_KILL_TRIALS"].flatMap { Int($0) } ?? (environment["CI"] == "true" ? 200 : 40)
+        let trials =
+            environment["SHARE_RECOVERY_KILL_TRIALS"].flatMap { Int($0) } ?? (environment["CI"] == "true" ? 200 : 40)
         let seed = environment["SHARE_RECOVERY_KILL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         var moments = SplitMix64(seed: seed)
 
         let fixture = try MethodsCLITests()
         try fixture.setUpWallet(curve: "secp256k1")
-        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: fixture.dir.appendingPathComponent("cloud-key"))
+        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(
+            to: fixture.dir.appendingPathComponent("cloud-key"))
         try Data("a message to sign".utf8).write(to: fixture.dir.appendingPathComponent("message"))
         #expect(try fixture.add("cloudKey", secret: "cloud-key").status == 0)
         let recoverToken = try fixture.token("recover")
         let signToken = try fixture.token("sign")
         let device = ["--store", "device", "--passcode-file", "passcode"]
         let server = ["--server", fixture.server.base, "--user-id", "alice"]
-        let recover = ["store", "recover"] + device + server + ["--token-file", recoverToken, "--method", "cloudKey", "--secret-file", "cloud-key"]
+        let recover =
+            ["store", "recover"] + device + server + [
+                "--token-file", recoverToken, "--method", "cloudKey", "--secret-file", "cloud-key",
+            ]
         let statuses = RecoveryStatus.sequence.map { "\($0)" }
         let resume = ["store", "resume"] + device + server + ["--token-file", recoverToken]
         let sign = ["sign"] + server + ["--token-file", signToken] + device + ["--message-file", "message"]
@@ -97,7 +102,8 @@ struct RecoverKillCLITests {
         let printed = try StrictJSON.parse(tweaked.stdout.trimmingCharacters(in: .newlines))
         if case .string(let walletKey)? = printed["publicKey"], case .string(let signature)? = printed["signature"] {
             let verified = try fixture.run([
-                "verify", "--curve", "secp256k1", "--public-key", walletKey, "--message-file", "message", "--signature", signature,
+                "verify", "--curve", "secp256k1", "--public-key", walletKey, "--message-file", "message", "--signature",
+                signature,
                 "--path", "m/0/1", "--taproot",
             ])
             #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")

@@ -17,7 +17,8 @@ struct BackupShareKitTests {
         Layout(threshold: 1, groups: [.init(memberThreshold: 1, memberCount: 1)], use: [[0]]),
         Layout(threshold: 1, groups: [.init(memberThreshold: 2, memberCount: 3)], use: [[0, 2]]),
         Layout(
-            threshold: 2, groups: [.init(memberThreshold: 1, memberCount: 1), .init(memberThreshold: 2, memberCount: 3)],
+            threshold: 2,
+            groups: [.init(memberThreshold: 1, memberCount: 1), .init(memberThreshold: 2, memberCount: 3)],
             use: [[0], [1, 2]]),
     ]
 
@@ -28,10 +29,12 @@ struct BackupShareKitTests {
         let signing = try KeyGeneration.generate(curve: curve, walletId: "w-kit", using: random)
         let key = BackupSecret.keyMaterial(random.secureBytes(count: 32))
         let backup = try BackupCreation.create(
-            signingShares: signing, method: .iCloud, secret: key, custodianPublicKey: custodian.publicKey, using: random)
+            signingShares: signing, method: .iCloud, secret: key, custodianPublicKey: custodian.publicKey, using: random
+        )
         // A second backup of the same wallet: its custodian share is a decoy for the kit's lookup.
         let decoy = try BackupCreation.create(
-            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey, using: random)
+            signingShares: signing, method: .cloudKey, secret: key, custodianPublicKey: custodian.publicKey,
+            using: random)
         let candidates = (decoy.custodianShares + backup.custodianShares).map(\.json)
         let userShare = try backup.cipherText.decrypt(secret: key)
 
@@ -52,7 +55,9 @@ struct BackupShareKitTests {
 
             // Too few shares fail; a wrong passphrase gives another secret, which matches no set.
             if chosen.count > 1 {
-                #expect(throws: RecoveryKitError.self) { try SLIP39.combine(Array(chosen.dropLast()), passphrase: phrase) }
+                #expect(throws: RecoveryKitError.self) {
+                    try SLIP39.combine(Array(chosen.dropLast()), passphrase: phrase)
+                }
             }
             let wrong = try SLIP39.combine(chosen, passphrase: SecureBytes(copying: Array("wrong".utf8)))
             #expect(wrong != secret)

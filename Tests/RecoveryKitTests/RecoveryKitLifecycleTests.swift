@@ -30,13 +30,15 @@ struct RecoveryKitLifecycleTests {
             try await engine.recoverFromKit([kit[0][1]], passphrase: Self.passphrase)
         }
         await #expect(throws: ShareRecoveryError(.authenticationFailed, "")) {
-            try await engine.recoverFromKit([kit[0][0], kit[0][2]], passphrase: SecureBytes(copying: Array("wrong".utf8)))
+            try await engine.recoverFromKit(
+                [kit[0][0], kit[0][2]], passphrase: SecureBytes(copying: Array("wrong".utf8)))
         }
         #expect(await store.currentShare() == nil)
         #expect(await store.stagedShare() == nil)
 
         let log = StatusLog()
-        let recovered = try await engine.recoverFromKit([kit[0][2], kit[0][0]], passphrase: Self.passphrase, progress: log.append)
+        let recovered = try await engine.recoverFromKit(
+            [kit[0][2], kit[0][0]], passphrase: Self.passphrase, progress: log.append)
         #expect(log.all == RecoveryStatus.sequence)
         #expect(recovered.publicKey == world.signing[0].publicKey)
         #expect(recovered.generation == 1)
@@ -77,7 +79,9 @@ struct RecoveryKitLifecycleTests {
         // The typed code replaced the kit; it is listed as itself and the kit calls refuse to touch it.
         #expect(try await world.engine.listRecoveryMethods() == [.backup(.recoveryCode)])
         #expect(try await !world.engine.isRecoveryKitActive())
-        await #expect(throws: ShareRecoveryError(.notFound, "")) { try await world.engine.deleteRecoveryKit(force: true) }
+        await #expect(throws: ShareRecoveryError(.notFound, "")) {
+            try await world.engine.deleteRecoveryKit(force: true)
+        }
         let (engine, _) = world.newDevice()
         await #expect(throws: ShareRecoveryError(.notFound, "")) { try await engine.recoverFromKit(kit[0]) }
 
@@ -88,7 +92,8 @@ struct RecoveryKitLifecycleTests {
         }
         // A typed code cannot pose as a kit.
         await #expect(throws: ShareRecoveryError(.invalidParameters, "")) {
-            try await world.engine.backup(method: .recoveryCode, secret: .text("x"), keyId: BackupShareKit.lifecycleKeyId)
+            try await world.engine.backup(
+                method: .recoveryCode, secret: .text("x"), keyId: BackupShareKit.lifecycleKeyId)
         }
     }
 
@@ -101,7 +106,9 @@ struct RecoveryKitLifecycleTests {
         #expect(try await world.engine.listRecoveryMethods() == [.backup(.cloudKey)])
         #expect(await world.custodianShares(.recoveryCode).isEmpty)
         #expect(await world.custodianShares(.cloudKey).count == 1)
-        await #expect(throws: ShareRecoveryError(.notFound, "")) { try await world.engine.deleteRecoveryKit(force: true) }
+        await #expect(throws: ShareRecoveryError(.notFound, "")) {
+            try await world.engine.deleteRecoveryKit(force: true)
+        }
     }
 
     @Test func aBadLayoutStoresNothing() async throws {
@@ -127,7 +134,8 @@ struct RecoveryKitLifecycleTests {
         let secret = try SLIP39.combine([kit[0][0], kit[0][1]])
         let code = Hex.encode(secret.revealedBytes())
         #expect(code == code.lowercased() && code.count == 64)
-        let stored = try CipherText(base64: try await world.integrator.fetchCipherText(userId: world.userId, method: .recoveryCode))
+        let stored = try CipherText(
+            base64: try await world.integrator.fetchCipherText(userId: world.userId, method: .recoveryCode))
         #expect(stored.method == .recoveryCode && stored.keyId == "slip39-kit")
         let userShare = try stored.decrypt(secret: .text(code))
         #expect(userShare.secret?.rawRepresentation == secret)

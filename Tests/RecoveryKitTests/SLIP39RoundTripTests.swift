@@ -46,7 +46,9 @@ struct RoundTripCase: Sendable, CustomTestStringConvertible {
     static let all: [RoundTripCase] = Layout.all.flatMap { layout in
         [16, 32].flatMap { count in
             ["", "correct horse battery staple"].flatMap { passphrase in
-                [true, false].map { RoundTripCase(layout: layout, secretCount: count, passphrase: passphrase, extendable: $0) }
+                [true, false].map {
+                    RoundTripCase(layout: layout, secretCount: count, passphrase: passphrase, extendable: $0)
+                }
             }
         }
     }
@@ -161,7 +163,9 @@ struct SLIP39RoundTripTests {
         let first = try Self.makeKit(.twoOfThree, secret: secret, extendable: extendable, seed: "kit A")
         let second = try Self.makeKit(.twoOfThree, secret: secret, extendable: extendable, seed: "kit B")
         try #require(first[0][0].identifier != second[0][0].identifier)
-        #expect(throws: RecoveryKitError(.mismatchedIdentifier, "")) { try SLIP39.combine([first[0][0], second[0][1]]) }
+        #expect(throws: RecoveryKitError(.mismatchedIdentifier, "")) {
+            try SLIP39.combine([first[0][0], second[0][1]])
+        }
 
         let firstTwoLevel = try Self.makeKit(.twoLevel, secret: secret, extendable: extendable, seed: "kit C")
         let secondTwoLevel = try Self.makeKit(.twoLevel, secret: secret, extendable: extendable, seed: "kit D")
@@ -191,7 +195,8 @@ struct SLIP39RoundTripTests {
         let secret = Self.secret(16)
         for extendable in [true, false] {
             let first = try Self.makeKit(.oneOfOne, secret: secret, passphrase: "p", extendable: extendable, seed: "E1")
-            let second = try Self.makeKit(.oneOfOne, secret: secret, passphrase: "p", extendable: extendable, seed: "E2")
+            let second = try Self.makeKit(
+                .oneOfOne, secret: secret, passphrase: "p", extendable: extendable, seed: "E2")
             try #require(first[0][0].identifier != second[0][0].identifier)
             // With ext = 1 the encrypted master secret does not depend on the identifier.
             #expect((first[0][0].value == second[0][0].value) == extendable)
@@ -204,7 +209,8 @@ struct SLIP39RoundTripTests {
     func deterministic() throws {
         let first = try Self.makeKit(.twoLevel, secret: Self.secret(32), seed: "reproducible")
         let second = try Self.makeKit(.twoLevel, secret: Self.secret(32), seed: "reproducible")
-        #expect(first.flatMap { $0.map { $0.revealedMnemonic() } } == second.flatMap { $0.map { $0.revealedMnemonic() } })
+        #expect(
+            first.flatMap { $0.map { $0.revealedMnemonic() } } == second.flatMap { $0.map { $0.revealedMnemonic() } })
     }
 
     @Test("The default iteration exponent is 1 and the default flag extendable")

@@ -54,7 +54,8 @@ struct SLIP39ValidationTests {
     static func share(seed: String = "validation", secret: SecureBytes? = nil) throws -> SLIP39.Share {
         let random = DeterministicRandom(seed: Array(seed.utf8))
         return try SLIP39.generateShares(
-            masterSecret: secret ?? DeterministicRandom(seed: Array("secret".utf8)).secureBytes(count: 16), groupThreshold: 1,
+            masterSecret: secret ?? DeterministicRandom(seed: Array("secret".utf8)).secureBytes(count: 16),
+            groupThreshold: 1,
             groups: [SLIP39.Group(memberThreshold: 2, memberCount: 3)], iterationExponent: 0, using: random)[0][1]
     }
 
@@ -137,7 +138,9 @@ struct SLIP39ValidationTests {
         var prefixed = words
         prefixed[5] = String(words[5].prefix(4))
         if prefixed[5] != words[5] {
-            #expect(throws: RecoveryKitError(.invalidWord, "")) { try SLIP39.Share(mnemonic: prefixed.joined(separator: " ")) }
+            #expect(throws: RecoveryKitError(.invalidWord, "")) {
+                try SLIP39.Share(mnemonic: prefixed.joined(separator: " "))
+            }
         }
     }
 
@@ -159,7 +162,8 @@ struct SLIP39ValidationTests {
         // One random seed, two secrets: the same metadata, different values, so equal descriptions
         // show that only metadata is described.
         let first = try Self.share(seed: "redaction", secret: SecureBytes(zeros: 16))
-        let second = try Self.share(seed: "redaction", secret: SecureBytes(copying: Array(repeating: UInt8(7), count: 16)))
+        let second = try Self.share(
+            seed: "redaction", secret: SecureBytes(copying: Array(repeating: UInt8(7), count: 16)))
         try #require(first.value != second.value)
         #expect(first.description == second.description)
         #expect(first.debugDescription == second.debugDescription)

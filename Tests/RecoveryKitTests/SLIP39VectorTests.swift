@@ -49,13 +49,15 @@ struct SLIP39VectorTests {
                 valid += 1
             } else if let code = Self.expectedCode(for: vector.description) {
                 #expect(throws: RecoveryKitError(code, ""), context) {
-                    try SLIP39.combine(vector.mnemonics.map { try SLIP39.Share(mnemonic: $0) }, passphrase: Self.passphrase)
+                    try SLIP39.combine(
+                        vector.mnemonics.map { try SLIP39.Share(mnemonic: $0) }, passphrase: Self.passphrase)
                 }
                 invalid += 1
                 invalidWithNamedCode += 1
             } else {
                 #expect(throws: RecoveryKitError.self, context) {
-                    try SLIP39.combine(vector.mnemonics.map { try SLIP39.Share(mnemonic: $0) }, passphrase: Self.passphrase)
+                    try SLIP39.combine(
+                        vector.mnemonics.map { try SLIP39.Share(mnemonic: $0) }, passphrase: Self.passphrase)
                 }
                 invalid += 1
             }
@@ -73,7 +75,8 @@ struct SLIP39VectorTests {
         for vector in try SLIP39Vector.all() where vector.isValid {
             let fromBytes = try SLIP39.combine(
                 mnemonics: vector.mnemonics.map { SecureBytes(utf8: $0) }, passphrase: Self.passphrase)
-            #expect(Hex.encode(fromBytes.revealedBytes()) == vector.masterSecretHex, Comment(rawValue: vector.description))
+            #expect(
+                Hex.encode(fromBytes.revealedBytes()) == vector.masterSecretHex, Comment(rawValue: vector.description))
 
             let text = SecureBytes(utf8: "\n" + vector.mnemonics.joined(separator: "\r\n  \n") + "\n")
             let shares = try SLIP39.decodeMnemonics(lines: text)

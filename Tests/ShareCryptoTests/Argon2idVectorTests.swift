@@ -25,7 +25,8 @@ struct Argon2idVectorTests {
         let file = try VectorFile.load("libsodium-tests/pwhash_argon2id_tv.extracted.json", as: PwhashFile.self)
         var failures = 0
         for (index, test) in file.vectors.enumerated() {
-            let context = Comment(rawValue: "vector \(index): outlen \(test.outlen), ops \(test.opslimit), mem \(test.memlimit_bytes)")
+            let context = Comment(
+                rawValue: "vector \(index): outlen \(test.outlen), ops \(test.opslimit), mem \(test.memlimit_bytes)")
             #expect(test.alg == "argon2id13", context)
             if test.expect_failure {
                 failures += 1
@@ -56,7 +57,9 @@ struct Argon2idVectorTests {
         }
     }
 
-    @Test("the bounds themselves are accepted", arguments: [(1, 8), (16, 8), (1, 1_048_576), (3, 65_536)] as [(UInt32, UInt32)])
+    @Test(
+        "the bounds themselves are accepted",
+        arguments: [(1, 8), (16, 8), (1, 1_048_576), (3, 65_536)] as [(UInt32, UInt32)])
     func inBounds(opslimit: UInt32, memlimitKiB: UInt32) throws {
         let parameters = try Argon2idParameters(opslimit: opslimit, memlimitKiB: memlimitKiB)
         #expect(parameters.opslimit == opslimit)
@@ -66,7 +69,8 @@ struct Argon2idVectorTests {
     @Test("an empty password is rejected")
     func emptyPassword() {
         #expect(throws: ShareCryptoError(.emptySecret, "")) {
-            try Argon2id.deriveKey(password: SecureBytes(zeros: 0), salt: [UInt8](repeating: 7, count: 16), parameters: .minimum)
+            try Argon2id.deriveKey(
+                password: SecureBytes(zeros: 0), salt: [UInt8](repeating: 7, count: 16), parameters: .minimum)
         }
     }
 
@@ -75,7 +79,8 @@ struct Argon2idVectorTests {
         let password = SecureBytes(copying: Array("correct horse".utf8))
         let salt = [UInt8](repeating: 0x5A, count: Argon2id.saltCount)
         let derived = try Argon2id.deriveKey(password: password, salt: salt, parameters: .minimum)
-        let raw = try Argon2id.hash(password: password, salt: salt, opslimit: 1, memlimitBytes: 8 * 1024, outputCount: 32)
+        let raw = try Argon2id.hash(
+            password: password, salt: salt, opslimit: 1, memlimitBytes: 8 * 1024, outputCount: 32)
         #expect(derived == raw)
         #expect(throws: ShareCryptoError(.invalidLength, "")) {
             try Argon2id.deriveKey(password: password, salt: [UInt8](repeating: 0, count: 15), parameters: .minimum)

@@ -18,9 +18,13 @@ struct BatchedFeldmanTests {
         case offsetByNext
     }
 
-    @Test("thousands of random claim lists: the batch names the first claim a one-by-one check refuses", arguments: Curve.allCases)
+    @Test(
+        "thousands of random claim lists: the batch names the first claim a one-by-one check refuses",
+        arguments: Curve.allCases)
     func culpritIsTheFirstFailure(curve: Curve) throws {
-        print("BatchedFeldmanTests: \(curve), \(Self.casesPerCurve) cases, seed \(Self.seed) (FELDMAN_BATCH_SEED replays it)")
+        print(
+            "BatchedFeldmanTests: \(curve), \(Self.casesPerCurve) cases, seed \(Self.seed) (FELDMAN_BATCH_SEED replays it)"
+        )
         var corruptedCases = 0
         for number in 0..<Self.casesPerCurve {
             let label = "seed \(Self.seed), \(curve) case \(number)"
@@ -34,54 +38,77 @@ struct BatchedFeldmanTests {
             }
             for strategy in FeldmanBatch.Strategy.allCases {
                 let named = FeldmanBatch.firstFailure(index: index, claims: claims, strategy: strategy, using: random)
-                #expect(named == expected, "\(label), \(strategy): named \(String(describing: named)), expected \(String(describing: expected))")
+                #expect(
+                    named == expected,
+                    "\(label), \(strategy): named \(String(describing: named)), expected \(String(describing: expected))"
+                )
             }
         }
         // The generator must produce both outcomes in quantity, or the test proves little.
-        #expect(corruptedCases > Self.casesPerCurve / 3 && corruptedCases < Self.casesPerCurve * 9 / 10, "seed \(Self.seed)")
+        #expect(
+            corruptedCases > Self.casesPerCurve / 3 && corruptedCases < Self.casesPerCurve * 9 / 10, "seed \(Self.seed)"
+        )
     }
 
-    @Test("errors that cancel in an unweighted sum still fail the combined check, at the first sender", arguments: Curve.allCases)
+    @Test(
+        "errors that cancel in an unweighted sum still fail the combined check, at the first sender",
+        arguments: Curve.allCases)
     func offsettingErrors(curve: Curve) throws {
         let random = DeterministicRandom(seed: Array("offsetting \(curve) \(Self.seed)".utf8))
         let polynomials = try (0..<3).map { _ in try Self.polynomial(curve: curve, degree: 1, random: random) }
         let delta = Scalar.random(on: curve, using: random)
-        var claims = try polynomials.map { SubShareClaim(subShare: $0.evaluate(atIndex: 2), commitments: try $0.commitments()) }
+        var claims = try polynomials.map {
+            SubShareClaim(subShare: $0.evaluate(atIndex: 2), commitments: try $0.commitments())
+        }
         claims[1] = SubShareClaim(subShare: claims[1].subShare + delta, commitments: claims[1].commitments)
         claims[2] = SubShareClaim(subShare: claims[2].subShare - delta, commitments: claims[2].commitments)
         for strategy in FeldmanBatch.Strategy.allCases {
-            #expect(FeldmanBatch.firstFailure(index: 2, claims: claims, strategy: strategy, using: random) == 1, "\(strategy)")
+            #expect(
+                FeldmanBatch.firstFailure(index: 2, claims: claims, strategy: strategy, using: random) == 1,
+                "\(strategy)")
         }
     }
 
-    @Test("honest claims pass both strategies, and Shamir.subShareMatches agrees with the batch", arguments: Curve.allCases)
+    @Test(
+        "honest claims pass both strategies, and Shamir.subShareMatches agrees with the batch",
+        arguments: Curve.allCases)
     func honestClaimsPass(curve: Curve) throws {
         let random = DeterministicRandom(seed: Array("honest \(curve) \(Self.seed)".utf8))
         for index in [1, 2, 3, 31, 32, 255] {
             let polynomials = try (0..<4).map { _ in try Self.polynomial(curve: curve, degree: 2, random: random) }
-            let claims = try polynomials.map { SubShareClaim(subShare: $0.evaluate(atIndex: index), commitments: try $0.commitments()) }
-            for strategy in FeldmanBatch.Strategy.allCases {
-                #expect(FeldmanBatch.firstFailure(index: index, claims: claims, strategy: strategy, using: random) == nil)
+            let claims = try polynomials.map {
+                SubShareClaim(subShare: $0.evaluate(atIndex: index), commitments: try $0.commitments())
             }
-            #expect(claims.allSatisfy { Shamir.subShareMatches($0.subShare, index: index, commitments: $0.commitments) })
-            #expect(!Shamir.subShareMatches(claims[0].subShare, index: index + (index == 255 ? -1 : 1), commitments: claims[0].commitments))
+            for strategy in FeldmanBatch.Strategy.allCases {
+                #expect(
+                    FeldmanBatch.firstFailure(index: index, claims: claims, strategy: strategy, using: random) == nil)
+            }
+            #expect(
+                claims.allSatisfy { Shamir.subShareMatches($0.subShare, index: index, commitments: $0.commitments) })
+            #expect(
+                !Shamir.subShareMatches(
+                    claims[0].subShare, index: index + (index == 255 ? -1 : 1), commitments: claims[0].commitments))
         }
     }
 
-    @Test("public shares for many receivers, stepped or not, equal one Horner evaluation each", arguments: Curve.allCases)
+    @Test(
+        "public shares for many receivers, stepped or not, equal one Horner evaluation each", arguments: Curve.allCases)
     func publicSharesForManyReceivers(curve: Curve) throws {
         let random = DeterministicRandom(seed: Array("public shares \(curve) \(Self.seed)".utf8))
         for degree in 0...3 {
             let commitments = try Self.polynomial(curve: curve, degree: degree, random: random).commitments()
             for indices in [[1, 2, 3, 4, 5], [2, 3], [5, 4, 3], [1, 3, 4, 9], [254, 255], [255]] {
                 let shares = Shamir.publicShares(indices: indices, commitments: commitments)
-                #expect(shares == indices.map { try? Shamir.publicShare(index: $0, commitments: commitments) }, "degree \(degree), \(indices)")
+                #expect(
+                    shares == indices.map { try? Shamir.publicShare(index: $0, commitments: commitments) },
+                    "degree \(degree), \(indices)")
             }
         }
         // X_2 = A_0 + 2·A_1 is the identity when A_0 = −2·A_1: no point, stepped or not.
         let a1 = try Point(generatorTimes: Scalar.random(on: curve, using: random))
         let crafted = [try a1.multiplied(byPublicSmall: 2).negated, a1]
-        #expect(Shamir.publicShares(indices: [1, 2, 3], commitments: crafted).map { $0 == nil } == [false, true, false])
+        #expect(
+            Shamir.publicShares(indices: [1, 2, 3], commitments: crafted).map { $0 == nil } == [false, true, false])
     }
 
     // MARK: Generation
@@ -119,7 +146,8 @@ struct BatchedFeldmanTests {
         let curve = claim.subShare.curve
         switch kind {
         case .shiftedSubShare:
-            claims[position] = SubShareClaim(subShare: claim.subShare + Scalar.random(on: curve, using: random), commitments: claim.commitments)
+            claims[position] = SubShareClaim(
+                subShare: claim.subShare + Scalar.random(on: curve, using: random), commitments: claim.commitments)
         case .replacedCommitment:
             var commitments = claim.commitments
             let slot = Int(random.bytes(count: 1)[0]) % commitments.count
@@ -132,7 +160,8 @@ struct BatchedFeldmanTests {
             claims[position] = SubShareClaim(subShare: claim.subShare, commitments: [])
         case .otherCurveSubShare:
             let other: Curve = curve == .secp256k1 ? .ed25519 : .secp256k1
-            claims[position] = SubShareClaim(subShare: Scalar.random(on: other, using: random), commitments: claim.commitments)
+            claims[position] = SubShareClaim(
+                subShare: Scalar.random(on: other, using: random), commitments: claim.commitments)
         case .offsetByNext:
             guard position + 1 < claims.count else { return false }
             let delta = Scalar.random(on: curve, using: random)
@@ -146,7 +175,9 @@ struct BatchedFeldmanTests {
     /// The check written out the slow way, sharing no code with the batch: full multiplications for
     /// every i^k·C_k, one claim at a time.
     static func referenceHolds(_ claim: SubShareClaim, index: Int) -> Bool {
-        guard let first = claim.commitments.first, claim.subShare.curve == first.curve, !claim.subShare.isZero else { return false }
+        guard let first = claim.commitments.first, claim.subShare.curve == first.curve, !claim.subShare.isZero else {
+            return false
+        }
         let i = Scalar(UInt64(index), curve: first.curve)
         var power = Scalar(1, curve: first.curve)
         var terms: [Point] = []
@@ -155,7 +186,9 @@ struct BatchedFeldmanTests {
             terms.append(term)
             power = power * i
         }
-        guard let expected = try? Point.sum(terms), let actual = try? Point(generatorTimes: claim.subShare) else { return false }
+        guard let expected = try? Point.sum(terms), let actual = try? Point(generatorTimes: claim.subShare) else {
+            return false
+        }
         return expected == actual
     }
 }

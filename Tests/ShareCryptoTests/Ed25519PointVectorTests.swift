@@ -45,13 +45,16 @@ struct Ed25519PointVectorTests {
             let point = try Point(rawRepresentation: bytes, curve: .ed25519)
             #expect(point.rawRepresentation == bytes, context)
         } else {
-            #expect(throws: ShareCryptoError(.invalidPoint, ""), context) { try Point(rawRepresentation: bytes, curve: .ed25519) }
+            #expect(throws: ShareCryptoError(.invalidPoint, ""), context) {
+                try Point(rawRepresentation: bytes, curve: .ed25519)
+            }
         }
     }
 
     @Test("libsodium core_ed25519 constants: accepted exactly when libsodium's test asserts a valid point")
     func libsodiumConstants() throws {
-        let file = try VectorFile.load("libsodium-tests/ed25519_point_constants.extracted.json", as: Ed25519ConstantsFile.self)
+        let file = try VectorFile.load(
+            "libsodium-tests/ed25519_point_constants.extracted.json", as: Ed25519ConstantsFile.self)
         var count = 0
         var scalars: [String] = []
         for test in file.cases {
@@ -62,17 +65,22 @@ struct Ed25519PointVectorTests {
             count += 1
             try Self.expectVerdict(test.hex.bytes, accept: valid, Comment(rawValue: "\(test.name) \(test.hex)"))
         }
-        print("libsodium ed25519_point_constants: skipped \(scalars.count) entries with no asserted point verdict: \(scalars)")
+        print(
+            "libsodium ed25519_point_constants: skipped \(scalars.count) entries with no asserted point verdict: \(scalars)"
+        )
         VectorFile.report("libsodium-tests ed25519_point_constants.extracted.json", cases: count)
     }
 
     @Test("libsodium core_ed25519 constants: every entry agrees with the observed crypto_core_ed25519_is_valid_point")
     func observedLibsodiumVerdicts() throws {
-        let file = try VectorFile.load("libsodium-tests/ed25519_point_constants.extracted.json", as: Ed25519ConstantsFile.self)
+        let file = try VectorFile.load(
+            "libsodium-tests/ed25519_point_constants.extracted.json", as: Ed25519ConstantsFile.self)
         for test in file.cases {
-            try Self.expectVerdict(test.hex.bytes, accept: test.pynacl_is_valid_point, Comment(rawValue: "\(test.name) \(test.hex)"))
+            try Self.expectVerdict(
+                test.hex.bytes, accept: test.pynacl_is_valid_point, Comment(rawValue: "\(test.name) \(test.hex)"))
         }
-        VectorFile.report("libsodium-tests ed25519_point_constants.extracted.json (observed verdicts)", cases: file.cases.count)
+        VectorFile.report(
+            "libsodium-tests ed25519_point_constants.extracted.json (observed verdicts)", cases: file.cases.count)
     }
 
     /// The condition table of the speccheck README: vector index → order of A ("small", "mixed", "L", "small*"...).
@@ -80,7 +88,9 @@ struct Ed25519PointVectorTests {
         let readme = try VectorFile.text("ed25519-speccheck/README.md")
         var orders: [Int: String] = [:]
         for line in readme.split(separator: "\n") {
-            let columns = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let columns = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             // | index | msg | sig | S | A ord | R ord | ...
             guard columns.count > 5, let index = Int(columns[1]) else { continue }
             orders[index] = columns[5]
@@ -92,7 +102,8 @@ struct Ed25519PointVectorTests {
     func speccheckKeys() throws {
         let cases = try VectorFile.load("ed25519-speccheck/cases.json", as: [SpeccheckCase].self)
         let orders = try Self.speccheckKeyOrders()
-        let observed = try VectorFile.load("libsodium-tests/ed25519_point_constants.extracted.json", as: Ed25519ConstantsFile.self)
+        let observed = try VectorFile.load(
+            "libsodium-tests/ed25519_point_constants.extracted.json", as: Ed25519ConstantsFile.self)
         #expect(orders.count == cases.count, "the README table describes every vector")
         for (index, test) in cases.enumerated() {
             let order = try #require(orders[index], "vector \(index) is missing from the README table")
@@ -111,10 +122,12 @@ struct Ed25519PointVectorTests {
 
     @Test("Wycheproof ed25519_test.json: every group's public key is a valid point")
     func wycheproofGroupKeys() throws {
-        let file = try VectorFile.load("wycheproof/testvectors_v1/ed25519_test.json", as: WycheproofFile<EddsaGroup>.self)
+        let file = try VectorFile.load(
+            "wycheproof/testvectors_v1/ed25519_test.json", as: WycheproofFile<EddsaGroup>.self)
         for group in file.testGroups {
             #expect(group.publicKey.curve == "edwards25519")
-            try Self.expectVerdict(group.publicKey.pk.bytes, accept: true, Comment(rawValue: "pk \(group.publicKey.pk)"))
+            try Self.expectVerdict(
+                group.publicKey.pk.bytes, accept: true, Comment(rawValue: "pk \(group.publicKey.pk)"))
         }
         #expect(file.testGroups.reduce(0) { $0 + $1.tests.count } == file.numberOfTests)
         VectorFile.report("wycheproof ed25519_test.json (group public keys)", cases: file.testGroups.count)

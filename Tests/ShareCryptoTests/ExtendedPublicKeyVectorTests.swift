@@ -38,7 +38,9 @@ struct ExtendedPublicKeyVectorTests {
         return try #require(UInt32(step))
     }
 
-    @Test("every non-hardened step of test vectors 1 and 2, derived from the parent's xpub alone, gives the published child xpub")
+    @Test(
+        "every non-hardened step of test vectors 1 and 2, derived from the parent's xpub alone, gives the published child xpub"
+    )
     func publicDerivation() throws {
         let file = try VectorFile.load("bip-0032/test-vectors.json", as: BIP32File.self)
         var derived = 0
@@ -92,11 +94,14 @@ struct ExtendedPublicKeyVectorTests {
         let file = try VectorFile.load("bip-0032/test-vectors.json", as: BIP32File.self)
         #expect(file.invalid.count == 16)
         for test in file.invalid {
-            let error = #expect(throws: ShareCryptoError.self, "\(test.reason)") { _ = try ExtendedPublicKey(serialized: test.key) }
+            let error = #expect(throws: ShareCryptoError.self, "\(test.reason)") {
+                _ = try ExtendedPublicKey(serialized: test.key)
+            }
             // Private keys (xprv…) and unknown versions are refused by version; an xpub whose key
             // bytes are not a point by the point check; the rest by the checks their reason names.
             let expected: ShareCryptoError.Code =
-                if test.key.hasPrefix("xpub"), test.reason.contains("pubkey") || test.reason.contains("prvkey mismatch") {
+                if test.key.hasPrefix("xpub"), test.reason.contains("pubkey") || test.reason.contains("prvkey mismatch")
+                {
                     .invalidPoint
                 } else {
                     .invalidEncoding
@@ -107,9 +112,14 @@ struct ExtendedPublicKeyVectorTests {
 
     @Test("Base58Check refuses a character outside the alphabet and a changed character")
     func base58CheckRefusals() throws {
-        let xpub = "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8"
-        #expect(throws: ShareCryptoError(.invalidEncoding, "")) { _ = try Base58Check.decode(String(xpub.map { $0 == "x" ? "0" : $0 })) }
-        #expect(throws: ShareCryptoError(.invalidEncoding, "")) { _ = try Base58Check.decode(String(xpub.dropLast()) + "9") }
+        let xpub =
+            "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8"
+        #expect(throws: ShareCryptoError(.invalidEncoding, "")) {
+            _ = try Base58Check.decode(String(xpub.map { $0 == "x" ? "0" : $0 }))
+        }
+        #expect(throws: ShareCryptoError(.invalidEncoding, "")) {
+            _ = try Base58Check.decode(String(xpub.dropLast()) + "9")
+        }
         #expect(throws: ShareCryptoError(.invalidEncoding, "")) { _ = try Base58Check.decode("111") }
         // Leading zero bytes are leading 1s, both ways.
         let payload: [UInt8] = [0, 0, 1, 2, 3]
@@ -118,13 +128,16 @@ struct ExtendedPublicKeyVectorTests {
         #expect(try Base58Check.decode(encoded) == payload)
     }
 
-    @Test("BIP-328: the chain code is SHA-256(\"MuSig2MuSig2MuSig2\") and each aggregate key's synthetic xpub is the published one")
+    @Test(
+        "BIP-328: the chain code is SHA-256(\"MuSig2MuSig2MuSig2\") and each aggregate key's synthetic xpub is the published one"
+    )
     func bip328() throws {
         #expect(ExtendedPublicKey.aggregateKeyChainCode == SHA256.hash(Array("MuSig2MuSig2MuSig2".utf8)))
         let file = try VectorFile.load("bip-0328/vectors.json", as: BIP328File.self)
         #expect(file.cases.count == 3)
         for test in file.cases {
-            let key = try ExtendedPublicKey(aggregateKey: Point(rawRepresentation: test.aggregate_pubkey.bytes, curve: .secp256k1))
+            let key = try ExtendedPublicKey(
+                aggregateKey: Point(rawRepresentation: test.aggregate_pubkey.bytes, curve: .secp256k1))
             #expect(key.serialized == test.xpub)
             let parsed = try ExtendedPublicKey(serialized: test.xpub)
             #expect(parsed == key)

@@ -63,10 +63,13 @@ private struct BIPExpected: Decodable, Sendable {
     let values: [HexBytes]
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let pair = try? container.decode([HexBytes].self) { values = pair } else { values = [try container.decode(HexBytes.self)] }
+        if let pair = try? container.decode([HexBytes].self) {
+            values = pair
+        } else {
+            values = [try container.decode(HexBytes.self)]
+        }
     }
 }
-
 
 private struct NonceGenFile: Decodable, Sendable {
     struct Case: Decodable, Sendable {
@@ -106,7 +109,9 @@ private func expectedFailure(_ error: BIPError, testCase: BIPCase) throws -> Exp
     let ids = testCase.ids ?? []
     let myParty = testCase.my_id.map { $0 + 1 }
     if error.type == "InvalidContributionError" {
-        let party = try error.signer_index.map { position in try #require(ids.indices.contains(position) ? ids[position] + 1 : nil) }
+        let party = try error.signer_index.map { position in
+            try #require(ids.indices.contains(position) ? ids[position] + 1 : nil)
+        }
         switch error.contrib {
         case "aggnonce", "aggothernonce": return ExpectedFailure(code: .invalidPoint, party: nil)
         case "pubnonce": return ExpectedFailure(code: .invalidPoint, party: party)
@@ -122,16 +127,21 @@ private func expectedFailure(_ error: BIPError, testCase: BIPCase) throws -> Exp
     switch message {
     case "The signer's id must be present in the participant identifier list.":
         return ExpectedFailure(code: .invalidParameters, party: myParty)
-    case "The participant identifier list contains duplicate elements.", "The number of signers must be between t and n.",
+    case "The participant identifier list contains duplicate elements.",
+        "The number of signers must be between t and n.",
         "The psigs and ids arrays must have the same length.":
         return ExpectedFailure(code: .invalidParameters, party: nil)
-    case "The participant identifier at index 0 is out of range.": return ExpectedFailure(code: .invalidParameters, party: nil)
+    case "The participant identifier at index 0 is out of range.":
+        return ExpectedFailure(code: .invalidParameters, party: nil)
     // Ours is stricter than "in the list": the share must be the signer's own public share.
-    case "The signer's pubshare must be included in the list of pubshares.": return ExpectedFailure(code: .invalidShare, party: myParty)
+    case "The signer's pubshare must be included in the list of pubshares.":
+        return ExpectedFailure(code: .invalidShare, party: myParty)
     case "The provided key material is incorrect.": return ExpectedFailure(code: .publicKeyMismatch, party: nil)
-    case "first secnonce value is out of range.", "second secnonce value is out of range.", "The tweak value is out of range.":
+    case "first secnonce value is out of range.", "second secnonce value is out of range.",
+        "The tweak value is out of range.":
         return ExpectedFailure(code: .invalidScalar, party: nil)
-    case "The signer's secret share value is out of range.": return ExpectedFailure(code: .invalidScalar, party: myParty)
+    case "The signer's secret share value is out of range.":
+        return ExpectedFailure(code: .invalidScalar, party: myParty)
     case "The result of tweaking cannot be infinity.": return ExpectedFailure(code: .invalidPoint, party: nil)
     case "The tweak must be a 32-byte array.": return ExpectedFailure(code: .invalidLength, party: nil)
     default:
@@ -164,12 +174,15 @@ private struct Selection {
     func signersContext() throws -> FrostBIP340.SignersContext {
         let pubshares = try #require(testCase.pubshare_indices).map { group.pubshares[$0].bytes }
         return try FrostBIP340.SignersContext(
-            threshold: group.t, parties: group.n, signers: parties, publicShares: pubshares, groupKey: group.thresh_pk.bytes)
+            threshold: group.t, parties: group.n, signers: parties, publicShares: pubshares,
+            groupKey: group.thresh_pk.bytes)
     }
 
     /// Tweaks from `tweak_indices` (into the group) or inline `tweaks`, with their modes.
     func tweaks() throws -> [FrostBIP340.Tweak] {
-        let values = try testCase.tweak_indices.map { try $0.map { try #require(group.tweaks)[$0].bytes } } ?? testCase.tweaks?.map(\.bytes) ?? []
+        let values =
+            try testCase.tweak_indices.map { try $0.map { try #require(group.tweaks)[$0].bytes } } ?? testCase.tweaks?
+            .map(\.bytes) ?? []
         let modes = testCase.is_xonly ?? []
         try #require(values.count == modes.count, "tweaks and modes differ in length")
         return try zip(values, modes).map { try FrostBIP340.Tweak(rawRepresentation: $0, isXOnly: $1) }
@@ -197,11 +210,13 @@ private struct Selection {
     func sign() throws -> Scalar {
         let signers = try signersContext()
         let session = try FrostBIP340.Session(
-            signersContext: signers, aggregateNonce: FrostBIP340.AggregateNonce(rawRepresentation: try #require(testCase.aggnonce).bytes),
+            signersContext: signers,
+            aggregateNonce: FrostBIP340.AggregateNonce(rawRepresentation: try #require(testCase.aggnonce).bytes),
             message: message, tweaks: tweaks())
         let nonce = try secretNonce(try #require(testCase.secnonce_index))
         let share = try secretShare(try #require(testCase.secshare_index))
-        return try FrostBIP340.sign(nonce: nonce, share: share, index: try #require(testCase.my_id) + 1, session: session)
+        return try FrostBIP340.sign(
+            nonce: nonce, share: share, index: try #require(testCase.my_id) + 1, session: session)
     }
 }
 
@@ -217,7 +232,8 @@ struct FrostBIP340VectorTests {
             let nonce = FrostBIP340.generateNonce(
                 share: try test.secshare.map { try Scalar(rawRepresentation: $0.bytes, curve: .secp256k1) },
                 publicShare: try test.pubshare.map { try Point(rawRepresentation: $0.bytes, curve: .secp256k1) },
-                groupKey: try test.thresh_pk.map { try Point(xOnly: $0.bytes) }, message: test.msg?.bytes, extraInput: test.extra_in?.bytes,
+                groupKey: try test.thresh_pk.map { try Point(xOnly: $0.bytes) }, message: test.msg?.bytes,
+                extraInput: test.extra_in?.bytes,
                 using: random)
             #expect(random.isExhausted, context)
             #expect(nonce.commitment.rawRepresentation == test.expected[1].bytes, context)
@@ -238,7 +254,8 @@ struct FrostBIP340VectorTests {
         // No identifiers here: position k is party k + 1.
         func run(_ test: NonceAggFile.Case) throws -> FrostBIP340.AggregateNonce {
             let parties = test.pubnonce_indices.indices.map { $0 + 1 }
-            let pubnonces = Dictionary(uniqueKeysWithValues: zip(parties, test.pubnonce_indices.map { file.pubnonces[$0].bytes }))
+            let pubnonces = Dictionary(
+                uniqueKeysWithValues: zip(parties, test.pubnonce_indices.map { file.pubnonces[$0].bytes }))
             return try FrostBIP340.aggregateNonces(pubnonces, order: parties)
         }
         for test in file.valid_tests {
@@ -248,7 +265,9 @@ struct FrostBIP340VectorTests {
         }
         for test in file.error_tests {
             let blamed = try #require(test.error?.signer_index) + 1
-            expectFailure(ExpectedFailure(code: .invalidPoint, party: blamed), "nonce_agg tc \(test.tc_id)") { _ = try run(test) }
+            expectFailure(ExpectedFailure(code: .invalidPoint, party: blamed), "nonce_agg tc \(test.tc_id)") {
+                _ = try run(test)
+            }
         }
         VectorFile.report(path, cases: file.valid_tests.count + file.error_tests.count)
     }
@@ -270,7 +289,8 @@ struct FrostBIP340VectorTests {
                 let pubnonces = try selection.pubnonces()
                 let signers = try selection.signersContext()
                 #expect(
-                    try FrostBIP340.aggregateNonces(pubnonces, order: selection.parties).rawRepresentation == test.aggnonce?.bytes,
+                    try FrostBIP340.aggregateNonces(pubnonces, order: selection.parties).rawRepresentation
+                        == test.aggnonce?.bytes,
                     selection.context)
                 #expect(
                     try FrostBIP340.verifyPartialSignature(
@@ -289,7 +309,8 @@ struct FrostBIP340VectorTests {
                 let selection = Selection(group: group, testCase: test)
                 let verify = {
                     // A partial signature that does not parse (≥ n) fails verification.
-                    guard let psig = try? Scalar(rawRepresentation: try #require(test.psig).bytes, curve: .secp256k1) else { return false }
+                    guard let psig = try? Scalar(rawRepresentation: try #require(test.psig).bytes, curve: .secp256k1)
+                    else { return false }
                     return try FrostBIP340.verifyPartialSignature(
                         psig, pubnonces: selection.pubnonces(), signersContext: selection.signersContext(), tweaks: [],
                         message: selection.message, index: selection.parties[try #require(test.signer_index)])
@@ -323,18 +344,22 @@ struct FrostBIP340VectorTests {
             message: selection.message)
         var partials: [Int: Scalar] = [:]
         for (party, (nonce, secshareIndex)) in zip(selection.parties, zip(nonces, indices)) {
-            partials[party] = try FrostBIP340.sign(nonce: nonce, share: selection.secretShare(secshareIndex), index: party, session: session)
+            partials[party] = try FrostBIP340.sign(
+                nonce: nonce, share: selection.secretShare(secshareIndex), index: party, session: session)
         }
-        let signature = try FrostBIP340.aggregateVerified(partialSignatures: partials, commitments: commitments, session: session)
+        let signature = try FrostBIP340.aggregateVerified(
+            partialSignatures: partials, commitments: commitments, session: session)
         #expect(
-            FrostBIP340.verify(signature: signature, message: selection.message, xOnlyKey: signers.groupKey.xOnlyRepresentation),
+            FrostBIP340.verify(
+                signature: signature, message: selection.message, xOnlyKey: signers.groupKey.xOnlyRepresentation),
             selection.context)
         // A wrong partial signature from any one signer is named.
         for party in selection.parties {
             var tampered = partials
             tampered[party] = partials[party]! + Scalar(1, curve: .secp256k1)
             expectFailure(ExpectedFailure(code: .invalidSignatureShare, party: party), selection.context) {
-                _ = try FrostBIP340.aggregateVerified(partialSignatures: tampered, commitments: commitments, session: session)
+                _ = try FrostBIP340.aggregateVerified(
+                    partialSignatures: tampered, commitments: commitments, session: session)
             }
         }
         return true
@@ -354,7 +379,8 @@ struct FrostBIP340VectorTests {
                 #expect(psig.rawRepresentation.revealedBytes() == test.expected?.values.first?.bytes, selection.context)
                 #expect(
                     try FrostBIP340.verifyPartialSignature(
-                        psig, pubnonces: selection.pubnonces(), signersContext: selection.signersContext(), tweaks: selection.tweaks(),
+                        psig, pubnonces: selection.pubnonces(), signersContext: selection.signersContext(),
+                        tweaks: selection.tweaks(),
                         message: selection.message, index: try #require(test.my_id) + 1), selection.context)
             }
             for test in group.error_tests ?? [] {
@@ -366,7 +392,9 @@ struct FrostBIP340VectorTests {
                     continue
                 }
                 count += 1
-                expectFailure(try expectedFailure(error, testCase: test), selection.context) { _ = try selection.sign() }
+                expectFailure(try expectedFailure(error, testCase: test), selection.context) {
+                    _ = try selection.sign()
+                }
             }
         }
         print("tweak: \(inexpressible) cases (mismatched tweak and mode lists) cannot be expressed in the typed API")
@@ -385,7 +413,8 @@ struct FrostBIP340VectorTests {
                 let aggregate = {
                     let session = try FrostBIP340.Session(
                         signersContext: selection.signersContext(),
-                        aggregateNonce: FrostBIP340.AggregateNonce(rawRepresentation: try #require(test.aggnonce).bytes),
+                        aggregateNonce: FrostBIP340.AggregateNonce(
+                            rawRepresentation: try #require(test.aggnonce).bytes),
                         message: selection.message, tweaks: selection.tweaks())
                     let psigs = try #require(test.psigs)
                     var partials: [Int: Scalar] = [:]
@@ -401,7 +430,9 @@ struct FrostBIP340VectorTests {
                 let (signature, session) = try aggregate()
                 #expect(signature == test.expected?.values.first?.bytes, selection.context)
                 #expect(
-                    FrostBIP340.verify(signature: signature, message: selection.message, xOnlyKey: session.tweakedKey.xOnlyRepresentation),
+                    FrostBIP340.verify(
+                        signature: signature, message: selection.message,
+                        xOnlyKey: session.tweakedKey.xOnlyRepresentation),
                     selection.context)
             }
         }
@@ -419,7 +450,8 @@ struct FrostBIP340VectorTests {
                 let selection = Selection(group: group, testCase: test)
                 let run = {
                     try FrostBIP340.deterministicSign(
-                        share: selection.secretShare(try #require(test.secshare_index)), index: try #require(test.my_id) + 1,
+                        share: selection.secretShare(try #require(test.secshare_index)),
+                        index: try #require(test.my_id) + 1,
                         aggregateOtherNonce: test.aggothernonce?.bytes, signersContext: selection.signersContext(),
                         tweaks: selection.tweaks(), message: selection.message, auxiliaryRandomness: test.rand?.bytes)
                 }

@@ -68,13 +68,17 @@ struct FrostRFC9591VectorTests {
         "frost/zcash-frost/ed25519/vectors.json", "frost/zcash-frost/secp256k1/vectors.json",
     ]
 
-    @Test("every intermediate: nonces from the given randomness, commitments, binding factors, shares, signature", arguments: files)
+    @Test(
+        "every intermediate: nonces from the given randomness, commitments, binding factors, shares, signature",
+        arguments: files)
     func vectors(path: String) throws {
         let file = try VectorFile.load(path, as: RFC9591SigningFile.self)
         let curve = try #require(Curve(name: file.config.group.lowercased()))
         let inputs = file.inputs
         let groupKey = try Point(rawRepresentation: inputs.groupKey.bytes, curve: curve)
-        #expect(try Point(generatorTimes: Scalar(rawRepresentation: inputs.group_secret_key.bytes, curve: curve)) == groupKey)
+        #expect(
+            try Point(generatorTimes: Scalar(rawRepresentation: inputs.group_secret_key.bytes, curve: curve))
+                == groupKey)
         var shares: [Int: Scalar] = [:]
         for share in inputs.participant_shares {
             shares[share.identifier] = try Scalar(secret: share.participant_share.secure, curve: curve)
@@ -105,13 +109,16 @@ struct FrostRFC9591VectorTests {
             commitments[output.identifier] = nonce.commitment
         }
 
-        let package = try FrostSigningPackage(groupKey: groupKey, message: inputs.message.bytes, commitments: commitments)
+        let package = try FrostSigningPackage(
+            groupKey: groupKey, message: inputs.message.bytes, commitments: commitments)
         let inputsByParty = FrostRFC9591.bindingFactorInputs(package)
         let values = try FrostRFC9591.sessionValues(package)
         for output in file.round_one_outputs.outputs {
             let context = Comment(rawValue: "\(path) participant \(output.identifier)")
             #expect(inputsByParty[output.identifier] == output.binding_factor_input.bytes, context)
-            #expect(values.bindingFactors[output.identifier]?.rawRepresentation.revealedBytes() == output.binding_factor.bytes, context)
+            #expect(
+                values.bindingFactors[output.identifier]?.rawRepresentation.revealedBytes()
+                    == output.binding_factor.bytes, context)
         }
 
         // Round two.
@@ -128,12 +135,14 @@ struct FrostRFC9591VectorTests {
             }
             #expect(
                 FrostRFC9591.verifySignatureShare(
-                    z, index: output.identifier, publicShare: try #require(publicShares[output.identifier]), package: package,
+                    z, index: output.identifier, publicShare: try #require(publicShares[output.identifier]),
+                    package: package,
                     values: values), context)
             signatureShares[output.identifier] = z
         }
 
-        let signature = try FrostRFC9591.aggregate(signatureShares: signatureShares, publicShares: publicShares, package: package)
+        let signature = try FrostRFC9591.aggregate(
+            signatureShares: signatureShares, publicShares: publicShares, package: package)
         #expect(signature == file.final_output.sig.bytes, "\(path)")
         #expect(FrostRFC9591.verify(signature: signature, message: inputs.message.bytes, groupKey: groupKey))
         var forged = signature

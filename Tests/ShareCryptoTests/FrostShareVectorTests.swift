@@ -37,7 +37,9 @@ struct FrostShareVectorTests {
         let curve = try curve(named: file.config.group)
         let inputs = file.inputs
         let secret = try Scalar(rawRepresentation: inputs.group_secret_key.bytes, curve: curve)
-        let coefficients = try [secret] + inputs.share_polynomial_coefficients.map { try Scalar(rawRepresentation: $0.bytes, curve: curve) }
+        let coefficients =
+            try [secret]
+            + inputs.share_polynomial_coefficients.map { try Scalar(rawRepresentation: $0.bytes, curve: curve) }
         #expect(coefficients.count == Int(file.config.MIN_PARTICIPANTS))
         let polynomial = try Polynomial(coefficients: coefficients)
         #expect(polynomial.evaluate(at: Scalar(0, curve: curve)) == secret)
@@ -52,7 +54,9 @@ struct FrostShareVectorTests {
             let computed = polynomial.evaluate(atIndex: share.identifier)
             #expect(computed.rawRepresentation.revealedBytes() == share.participant_share.bytes, context)
             // The Feldman check FORMATS.md §2 applies to every share.
-            #expect(try Point(generatorTimes: expected) == Shamir.publicShare(index: share.identifier, commitments: commitments), context)
+            #expect(
+                try Point(generatorTimes: expected)
+                    == Shamir.publicShare(index: share.identifier, commitments: commitments), context)
         }
         #expect(inputs.participant_shares.count == Int(file.config.MAX_PARTICIPANTS))
         VectorFile.report(path, cases: inputs.participant_shares.count)
@@ -114,7 +118,8 @@ struct FrostShareVectorTests {
                         }
                         var tamperedCommitments = commitments
                         tamperedCommitments[k] = point
-                        let tamperedPublic = try? Shamir.publicShare(index: receiver.identifier, commitments: tamperedCommitments)
+                        let tamperedPublic = try? Shamir.publicShare(
+                            index: receiver.identifier, commitments: tamperedCommitments)
                         #expect(tamperedPublic != expectedPublic, "\(context), commitment \(k) byte \(position)")
                     }
                 }
@@ -136,7 +141,10 @@ struct FrostShareVectorTests {
             }
             #expect(sum == share, context)
             let summed = try Point.sum(
-                participants.map { try Shamir.publicShare(index: participant.identifier, commitments: #require(dealt[$0.identifier]).commitments) })
+                participants.map {
+                    try Shamir.publicShare(
+                        index: participant.identifier, commitments: #require(dealt[$0.identifier]).commitments)
+                })
             #expect(summed == verifying, context)
         }
 

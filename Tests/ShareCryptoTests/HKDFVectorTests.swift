@@ -41,7 +41,8 @@ struct HKDFVectorTests {
 
     @Test("Wycheproof hkdf_sha256_test.json, every case")
     func wycheproof() throws {
-        let file = try VectorFile.load("wycheproof/testvectors_v1/hkdf_sha256_test.json", as: WycheproofFile<HkdfGroup>.self)
+        let file = try VectorFile.load(
+            "wycheproof/testvectors_v1/hkdf_sha256_test.json", as: WycheproofFile<HkdfGroup>.self)
         var count = 0
         for group in file.testGroups {
             for test in group.tests {
@@ -50,13 +51,17 @@ struct HKDFVectorTests {
                 switch test.result {
                 case .valid, .acceptable:
                     let okm = try HKDF.deriveKey(
-                        inputKeyMaterial: test.ikm.secure, salt: test.salt.bytes, info: test.info.bytes, outputCount: test.size)
+                        inputKeyMaterial: test.ikm.secure, salt: test.salt.bytes, info: test.info.bytes,
+                        outputCount: test.size)
                     #expect(okm.revealedBytes() == test.okm.bytes, context)
                 case .invalid:
-                    #expect(test.size > Self.rfcMaximumOutput, "only oversized outputs are expected to be invalid; \(context)")
+                    #expect(
+                        test.size > Self.rfcMaximumOutput,
+                        "only oversized outputs are expected to be invalid; \(context)")
                     #expect(throws: ShareCryptoError(.invalidLength, ""), context) {
                         try HKDF.deriveKey(
-                            inputKeyMaterial: test.ikm.secure, salt: test.salt.bytes, info: test.info.bytes, outputCount: test.size)
+                            inputKeyMaterial: test.ikm.secure, salt: test.salt.bytes, info: test.info.bytes,
+                            outputCount: test.size)
                     }
                 }
             }

@@ -23,7 +23,9 @@ struct HMACSHA512VectorTests {
             let tag = HMACSHA512.authenticationCode(key: test.key.bytes, message: test.data.bytes)
             #expect(tag == test.hmacSha512.bytes, "RFC 4231 test case \(test.testCase)")
             // One changed message byte changes the tag.
-            #expect(HMACSHA512.authenticationCode(key: test.key.bytes, message: test.data.bytes + [0]) != test.hmacSha512.bytes)
+            #expect(
+                HMACSHA512.authenticationCode(key: test.key.bytes, message: test.data.bytes + [0])
+                    != test.hmacSha512.bytes)
         }
     }
 }

@@ -32,7 +32,9 @@ struct HexTests {
         #expect(Hex.decode(expected) == bytes)
     }
 
-    @Test("decode refuses odd lengths, upper case and other characters", arguments: ["0", "abc", "AB", "0g", " 00", "00\n"])
+    @Test(
+        "decode refuses odd lengths, upper case and other characters",
+        arguments: ["0", "abc", "AB", "0g", " 00", "00\n"])
     func refusals(text: String) {
         #expect(Hex.decode(text) == nil)
     }

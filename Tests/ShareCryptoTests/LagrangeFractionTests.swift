@@ -5,7 +5,9 @@ import Testing
 /// multiples: the resharing dealer and receiver rely on both (docs/performance.md).
 @Suite("Lagrange coefficients as small fractions")
 struct LagrangeFractionTests {
-    static let sets: [[Int]] = [[1, 2], [1, 3], [2, 3], [1, 2, 3], [2, 4, 5], [1, 2, 3, 4, 5], [7, 200, 255], [3, 9, 27, 81]]
+    static let sets: [[Int]] = [
+        [1, 2], [1, 3], [2, 3], [1, 2, 3], [2, 4, 5], [1, 2, 3, 4, 5], [7, 200, 255], [3, 9, 27, 81],
+    ]
 
     @Test("numerator / denominator equals lagrangeCoefficientAtZero for every member", arguments: Curve.allCases)
     func matchesScalar(curve: Curve) throws {
@@ -16,7 +18,9 @@ struct LagrangeFractionTests {
                 let magnitude = Scalar(UInt64(fraction.numerator.magnitude), curve: curve)
                 let numerator = fraction.numerator < 0 ? magnitude.negated : magnitude
                 let value = numerator * (try Scalar(UInt64(fraction.denominator), curve: curve).inverted())
-                #expect(value == (try Shamir.lagrangeCoefficientAtZero(index: index, indices: set, curve: curve)), "\(index) in \(set)")
+                #expect(
+                    value == (try Shamir.lagrangeCoefficientAtZero(index: index, indices: set, curve: curve)),
+                    "\(index) in \(set)")
             }
         }
     }
@@ -26,7 +30,9 @@ struct LagrangeFractionTests {
         #expect(LagrangeFraction(index: 1, indices: [1, 2]).map { [$0.numerator, $0.denominator] } == [2, 1])
         #expect(LagrangeFraction(index: 2, indices: [1, 2]).map { [$0.numerator, $0.denominator] } == [-1, 1])
         for t in 2...6 {
-            for j in 1...t { #expect(LagrangeFraction(index: j, indices: Array(1...t))?.denominator == 1, "λ_\(j) of 1…\(t)") }
+            for j in 1...t {
+                #expect(LagrangeFraction(index: j, indices: Array(1...t))?.denominator == 1, "λ_\(j) of 1…\(t)")
+            }
         }
         #expect(LagrangeFraction(index: 3, indices: [1, 2]) == nil)
         #expect(LagrangeFraction(index: 1, indices: [1, 1, 2]) == nil)

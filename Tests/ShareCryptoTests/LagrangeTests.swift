@@ -48,7 +48,9 @@ struct LagrangeTests {
         let indices = [1, 2]
         var sum = Scalar(0, curve: curve)
         for index in indices {
-            sum = sum + (try Shamir.lagrangeCoefficientAtZero(index: index, indices: indices, curve: curve)) * polynomial.evaluate(atIndex: index)
+            sum =
+                sum + (try Shamir.lagrangeCoefficientAtZero(index: index, indices: indices, curve: curve))
+                * polynomial.evaluate(atIndex: index)
         }
         #expect(sum != secret)
     }
@@ -56,7 +58,8 @@ struct LagrangeTests {
     @Test(
         "duplicate, out-of-range or missing indices are invalid parameters",
         arguments: Curve.allCases,
-        [(1, [1, 1]), (2, [1, 2, 2]), (1, [1, 2, 1]), (0, [0, 1]), (1, [1, 256]), (3, [1, 2]), (1, [1, -1])] as [(index: Int, indices: [Int])])
+        [(1, [1, 1]), (2, [1, 2, 2]), (1, [1, 2, 1]), (0, [0, 1]), (1, [1, 256]), (3, [1, 2]), (1, [1, -1])]
+            as [(index: Int, indices: [Int])])
     func invalidIndexSets(curve: Curve, input: (index: Int, indices: [Int])) {
         #expect(throws: ShareCryptoError(.invalidParameters, "")) {
             try Shamir.lagrangeCoefficientAtZero(index: input.index, indices: input.indices, curve: curve)

@@ -72,7 +72,9 @@ struct MalformedInputTests {
     func zeroSecret(curve: Curve) throws {
         let zero = [UInt8](repeating: 0, count: 32)
         #expect(try Scalar(rawRepresentation: zero, curve: curve).isZero)
-        #expect(throws: ShareCryptoError(.invalidScalar, "")) { try Scalar(secret: SecureBytes(copying: zero), curve: curve) }
+        #expect(throws: ShareCryptoError(.invalidScalar, "")) {
+            try Scalar(secret: SecureBytes(copying: zero), curve: curve)
+        }
         #expect(throws: ShareCryptoError(.invalidScalar, "")) { try Point(generatorTimes: Scalar(0, curve: curve)) }
         #expect(throws: ShareCryptoError(.invalidScalar, "")) { try Scalar(0, curve: curve).inverted() }
     }
@@ -87,7 +89,8 @@ struct MalformedInputTests {
 
     @Test("ed25519: identity, off-curve, small-order, mixed-order, non-canonical and wrong-length encodings")
     func ed25519Points() throws {
-        let constants = try VectorFile.load("libsodium-tests/ed25519_point_constants.extracted.json", as: Ed25519ConstantsFile.self)
+        let constants = try VectorFile.load(
+            "libsodium-tests/ed25519_point_constants.extracted.json", as: Ed25519ConstantsFile.self)
         func constant(_ name: String) throws -> [UInt8] {
             try #require(constants.cases.first { $0.name == name }, "no constant \(name)").hex.bytes
         }
@@ -121,10 +124,14 @@ struct MalformedInputTests {
     func secp256k1Points() throws {
         let file = try VectorFile.load("wycheproof/derived/secp256k1_sec1_points.json", as: Sec1PointsFile.self)
         let uncompressed = try #require(
-            file.cases.first { $0.sec1_point.count == 65 && $0.sec1_point.bytes[0] == 0x04 && $0.coincurve_accepts_point }
+            file.cases.first {
+                $0.sec1_point.count == 65 && $0.sec1_point.bytes[0] == 0x04 && $0.coincurve_accepts_point
+            }
         ).sec1_point.bytes
         let offCurveCompressed = try #require(
-            file.cases.first { $0.sec1_point.count == 33 && !$0.coincurve_accepts_point && $0.flags.contains("InvalidCompressedPublic") }
+            file.cases.first {
+                $0.sec1_point.count == 33 && !$0.coincurve_accepts_point && $0.flags.contains("InvalidCompressedPublic")
+            }
         ).sec1_point.bytes
         var hybrid = uncompressed
         hybrid[0] = 0x06 | (uncompressed[64] & 1)
@@ -143,7 +150,10 @@ struct MalformedInputTests {
             ("0x02 with x = 0 (no such point)", [0x02] + [UInt8](repeating: 0, count: 32)),
             ("0x03 with x = 0 (no such point)", [0x03] + [UInt8](repeating: 0, count: 32)),
             ("Wycheproof invalid compressed point", offCurveCompressed),
-            ("0x02 with x = p (not a field element)", [0x02] + HexBytes.decode("fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f")!),
+            (
+                "0x02 with x = p (not a field element)",
+                [0x02] + HexBytes.decode("fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f")!
+            ),
             ("0x04 prefix on 33 bytes", uncompressedPrefix),
             ("valid uncompressed (0x04)", uncompressed),
             ("hybrid with the right parity", hybrid),

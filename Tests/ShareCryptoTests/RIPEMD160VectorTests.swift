@@ -20,7 +20,9 @@ struct RIPEMD160VectorTests {
         #expect(file.cases.count == 9)
         for test in file.cases {
             let message = [UInt8]((0..<test.repetitions).flatMap { _ in Array(test.message.utf8) })
-            #expect(try RIPEMD160.hash(message) == test.digest.bytes, "\"\(test.message.prefix(20))\" × \(test.repetitions)")
+            #expect(
+                try RIPEMD160.hash(message) == test.digest.bytes, "\"\(test.message.prefix(20))\" × \(test.repetitions)"
+            )
         }
     }
 

@@ -29,6 +29,8 @@ struct ScalarArithmeticTests {
         var orderBytes = minusOne.rawRepresentation.revealedBytes()
         let last = curve == .secp256k1 ? 31 : 0
         orderBytes[last] += 1
-        #expect(throws: ShareCryptoError(.invalidScalar, "")) { try Scalar(rawRepresentation: orderBytes, curve: curve) }
+        #expect(throws: ShareCryptoError(.invalidScalar, "")) {
+            try Scalar(rawRepresentation: orderBytes, curve: curve)
+        }
     }
 }

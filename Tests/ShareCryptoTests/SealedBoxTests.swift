@@ -59,7 +59,9 @@ struct SealedBoxTests {
         let bytes = (0..<count).map { UInt8(truncatingIfNeeded: 0xA5 &+ $0 &* 37) }
         let secret = SecureBytes(copying: bytes)
         let hex = HexBytes(bytes).description
-        let renderings = [secret.description, secret.debugDescription, "\(secret)", String(reflecting: secret), "\([secret])"]
+        let renderings = [
+            secret.description, secret.debugDescription, "\(secret)", String(reflecting: secret), "\([secret])",
+        ]
         for text in renderings {
             #expect(!text.contains(hex), "\(text)")
             #expect(text.contains("redacted"), "\(text)")
@@ -80,7 +82,9 @@ struct SealedBoxTests {
         #expect(SecureBytes(copying: bytes) != SecureBytes(copying: lastBitFlipped))
         #expect(SecureBytes(zeros: 0) == SecureBytes(copying: [UInt8]()))
         #expect(SecureBytes(zeros: 4) == SecureBytes(copying: [UInt8](repeating: 0, count: 4)))
-        let concatenated = SecureBytes.concatenating([SecureBytes(copying: bytes.prefix(3)), SecureBytes(copying: bytes.dropFirst(3))])
+        let concatenated = SecureBytes.concatenating([
+            SecureBytes(copying: bytes.prefix(3)), SecureBytes(copying: bytes.dropFirst(3)),
+        ])
         #expect(concatenated == SecureBytes(copying: bytes))
         #expect(try concatenated.slice(2..<5) == SecureBytes(copying: bytes[2..<5]))
         #expect(throws: ShareCryptoError(.invalidLength, "")) { try concatenated.slice(4..<9) }

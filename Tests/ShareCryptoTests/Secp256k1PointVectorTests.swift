@@ -33,11 +33,14 @@ struct Secp256k1PointVectorTests {
     private static func privateScalar(_ test: Sec1PointsFile.Case) throws -> Scalar? {
         let significant = Array(test.private.bytes.drop { $0 == 0 })
         guard !significant.isEmpty, significant.count <= 32 else { return nil }
-        return try Scalar(rawRepresentation: [UInt8](repeating: 0, count: 32 - significant.count) + significant, curve: .secp256k1)
+        return try Scalar(
+            rawRepresentation: [UInt8](repeating: 0, count: 32 - significant.count) + significant, curve: .secp256k1)
     }
 
     /// When Wycheproof has a shared secret for an accepted point, x(d·P) must equal it.
-    private static func checkSharedSecret(_ point: Point, _ test: Sec1PointsFile.Case, _ context: Comment) throws -> Bool {
+    private static func checkSharedSecret(_ point: Point, _ test: Sec1PointsFile.Case, _ context: Comment) throws
+        -> Bool
+    {
         guard test.shared.count == 32, let d = try privateScalar(test) else { return false }
         let product = try point.multiplied(by: d)
         #expect(Array(product.rawRepresentation.dropFirst()) == test.shared.bytes, context)
@@ -50,7 +53,8 @@ struct Secp256k1PointVectorTests {
         var accepted = 0
         var sharedChecked = 0
         for test in file.cases {
-            let context = Comment(rawValue: "\(test.src) tcId \(test.tcId): \(test.comment) \(test.flags) \(test.sec1_point)")
+            let context = Comment(
+                rawValue: "\(test.src) tcId \(test.tcId): \(test.comment) \(test.flags) \(test.sec1_point)")
             if Self.expectedAccept(test) {
                 accepted += 1
                 let point = try Point(rawRepresentation: test.sec1_point.bytes, curve: .secp256k1)
@@ -63,7 +67,9 @@ struct Secp256k1PointVectorTests {
             }
         }
         #expect(file.cases.count == file.count)
-        print("secp256k1_sec1_points.json: \(accepted) accepted, \(file.cases.count - accepted) rejected, \(sharedChecked) ECDH x-coordinates checked")
+        print(
+            "secp256k1_sec1_points.json: \(accepted) accepted, \(file.cases.count - accepted) rejected, \(sharedChecked) ECDH x-coordinates checked"
+        )
         VectorFile.report("wycheproof derived secp256k1_sec1_points.json", cases: file.cases.count)
     }
 
@@ -88,6 +94,7 @@ struct Secp256k1PointVectorTests {
             if try Self.checkSharedSecret(point, test, context) { sharedChecked += 1 }
         }
         print("secp256k1_sec1_points.json compressed forms: \(sharedChecked) ECDH x-coordinates checked")
-        VectorFile.report("wycheproof derived secp256k1_sec1_points.json (compressed forms of valid 0x04 points)", cases: count)
+        VectorFile.report(
+            "wycheproof derived secp256k1_sec1_points.json (compressed forms of valid 0x04 points)", cases: count)
     }
 }

@@ -45,7 +45,9 @@ struct TaprootVectorTests {
         #expect(file.scriptPubKey.count == 1)
         for test in file.scriptPubKey {
             let internalKey = try Point(xOnly: test.given.internalPubkey.bytes)
-            #expect(try Taproot.tweak(internalKey: internalKey).rawRepresentation.revealedBytes() == test.intermediary.tweak.bytes)
+            #expect(
+                try Taproot.tweak(internalKey: internalKey).rawRepresentation.revealedBytes()
+                    == test.intermediary.tweak.bytes)
             let output = try Taproot.outputKey(internalKey: internalKey)
             #expect(output.xOnlyRepresentation == test.intermediary.tweakedPubkey.bytes)
             #expect([0x51, 0x20] + output.xOnlyRepresentation == test.expected.scriptPubKey.bytes)
@@ -54,7 +56,9 @@ struct TaprootVectorTests {
         }
     }
 
-    @Test("keyPathSpending: the output key of the internal private key's public key is the spent output's, and the published signature verifies under it")
+    @Test(
+        "keyPathSpending: the output key of the internal private key's public key is the spent output's, and the published signature verifies under it"
+    )
     func keyPathSpending() throws {
         let file = try VectorFile.load("bip-0341/wallet-test-vectors.json", as: BIP341File.self)
         #expect(file.keyPathSpending.count == 1)
@@ -63,17 +67,26 @@ struct TaprootVectorTests {
             let secret = try Scalar(rawRepresentation: input.given.internalPrivkey.bytes, curve: .secp256k1)
             let internalKey = try Point(generatorTimes: secret)
             #expect(internalKey.xOnlyRepresentation == input.intermediary.internalPubkey.bytes)
-            #expect(try Taproot.tweak(internalKey: internalKey).rawRepresentation.revealedBytes() == input.intermediary.tweak.bytes)
+            #expect(
+                try Taproot.tweak(internalKey: internalKey).rawRepresentation.revealedBytes()
+                    == input.intermediary.tweak.bytes)
             let output = try Taproot.outputKey(internalKey: internalKey)
             #expect([0x51, 0x20] + output.xOnlyRepresentation == test.utxoSpent.scriptPubKey.bytes)
-            let tweakedSecret = try Scalar(rawRepresentation: input.intermediary.tweakedPrivkey.bytes, curve: .secp256k1)
+            let tweakedSecret = try Scalar(
+                rawRepresentation: input.intermediary.tweakedPrivkey.bytes, curve: .secp256k1)
             #expect(try Point(generatorTimes: tweakedSecret).xOnlyRepresentation == output.xOnlyRepresentation)
             // The witness is the 64-byte signature and a sighash-type byte (not SIGHASH_DEFAULT).
             let witness = try #require(input.expected.witness.first).bytes
             #expect(witness.count == 65)
             let signature = Array(witness.prefix(64))
-            #expect(FrostBIP340.verify(signature: signature, message: input.intermediary.sigHash.bytes, xOnlyKey: output.xOnlyRepresentation))
-            #expect(!FrostBIP340.verify(signature: signature, message: input.intermediary.sigHash.bytes, xOnlyKey: internalKey.xOnlyRepresentation))
+            #expect(
+                FrostBIP340.verify(
+                    signature: signature, message: input.intermediary.sigHash.bytes,
+                    xOnlyKey: output.xOnlyRepresentation))
+            #expect(
+                !FrostBIP340.verify(
+                    signature: signature, message: input.intermediary.sigHash.bytes,
+                    xOnlyKey: internalKey.xOnlyRepresentation))
         }
     }
 }

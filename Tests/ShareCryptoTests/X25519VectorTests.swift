@@ -56,7 +56,9 @@ struct X25519VectorTests {
             }
         }
         #expect(count == file.numberOfTests)
-        print("wycheproof x25519_test.json: \(rejected) zero shared secrets rejected (\(sealRefused) also refused as sealing keys), \(count - rejected) matched")
+        print(
+            "wycheproof x25519_test.json: \(rejected) zero shared secrets rejected (\(sealRefused) also refused as sealing keys), \(count - rejected) matched"
+        )
         VectorFile.report("wycheproof x25519_test.json", cases: count)
     }
 }

@@ -65,19 +65,23 @@ struct XChaCha20Poly1305VectorTests {
                 let nonceIsValid = test.iv.count == XChaCha20Poly1305.nonceCount
                 switch test.result {
                 case .valid, .acceptable:
-                    let out = try XChaCha20Poly1305.seal(test.msg.secure, key: test.key.secure, nonce: test.iv.bytes, aad: test.aad.bytes)
+                    let out = try XChaCha20Poly1305.seal(
+                        test.msg.secure, key: test.key.secure, nonce: test.iv.bytes, aad: test.aad.bytes)
                     #expect(out == sealed, context)
-                    let opened = try XChaCha20Poly1305.open(sealed, key: test.key.secure, nonce: test.iv.bytes, aad: test.aad.bytes)
+                    let opened = try XChaCha20Poly1305.open(
+                        sealed, key: test.key.secure, nonce: test.iv.bytes, aad: test.aad.bytes)
                     #expect(opened.revealedBytes() == test.msg.bytes, context)
                 case .invalid:
                     // A nonce of the wrong size is a malformed input; anything else must fail the tag check.
                     let expected = ShareCryptoError(nonceIsValid ? .authenticationFailed : .invalidLength, "")
                     #expect(throws: expected, context) {
-                        try XChaCha20Poly1305.open(sealed, key: test.key.secure, nonce: test.iv.bytes, aad: test.aad.bytes)
+                        try XChaCha20Poly1305.open(
+                            sealed, key: test.key.secure, nonce: test.iv.bytes, aad: test.aad.bytes)
                     }
                     if !nonceIsValid {
                         #expect(throws: expected, context) {
-                            try XChaCha20Poly1305.seal(test.msg.secure, key: test.key.secure, nonce: test.iv.bytes, aad: test.aad.bytes)
+                            try XChaCha20Poly1305.seal(
+                                test.msg.secure, key: test.key.secure, nonce: test.iv.bytes, aad: test.aad.bytes)
                         }
                     }
                 }
@@ -94,8 +98,12 @@ struct XChaCha20Poly1305VectorTests {
         if let aead = file.aead_xchacha20_poly1305 {
             count += 1
             let sealed = aead.ciphertext.bytes + aead.tag.bytes
-            #expect(try XChaCha20Poly1305.seal(aead.plaintext.secure, key: aead.key.secure, nonce: aead.nonce.bytes, aad: aead.aad.bytes) == sealed)
-            let opened = try XChaCha20Poly1305.open(sealed, key: aead.key.secure, nonce: aead.nonce.bytes, aad: aead.aad.bytes)
+            #expect(
+                try XChaCha20Poly1305.seal(
+                    aead.plaintext.secure, key: aead.key.secure, nonce: aead.nonce.bytes, aad: aead.aad.bytes) == sealed
+            )
+            let opened = try XChaCha20Poly1305.open(
+                sealed, key: aead.key.secure, nonce: aead.nonce.bytes, aad: aead.aad.bytes)
             #expect(opened.revealedBytes() == aead.plaintext.bytes)
             // The same known answer with one tag bit flipped must not open.
             var tampered = sealed

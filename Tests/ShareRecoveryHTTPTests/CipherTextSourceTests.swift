@@ -112,7 +112,8 @@ struct CipherTextSourceTests {
         let source = HTTPCipherTextSource(baseURL: "http://127.0.0.1:\(server.port)", transport: testTransport())
         let store = InMemorySigningShareStore(current: world.signing[0])
         let error = await #expect(throws: TransportError.self) {
-            try await world.engine(source: source, store: store).recover(method: .password, secret: .text(World.password))
+            try await world.engine(source: source, store: store).recover(
+                method: .password, secret: .text(World.password))
         }
         #expect(error?.code == .unavailable)
         #expect(error?.reason.contains("3 attempts") == true, "\(String(describing: error))")
@@ -126,7 +127,8 @@ struct CipherTextSourceTests {
         let server = try TruncatingServer()
         let port = server.port
         server.stop()
-        let source = HTTPCipherTextSource(baseURL: "http://127.0.0.1:\(port)", transport: testTransport(timeout: .seconds(60)))
+        let source = HTTPCipherTextSource(
+            baseURL: "http://127.0.0.1:\(port)", transport: testTransport(timeout: .seconds(60)))
         let started = ContinuousClock.now
         let error = await #expect(throws: TransportError.self) {
             try await source.fetchCipherText(userId: World.userId, method: .password)
@@ -170,7 +172,8 @@ struct CipherTextSourceTests {
                 return TestServer.json("{\"cipherText\":\"\(world.cipherText)\"}")
             }
         } _: { base in
-            let source = HTTPCipherTextSource(baseURL: base, tokenProvider: { _ in Self.token }, transport: testTransport())
+            let source = HTTPCipherTextSource(
+                baseURL: base, tokenProvider: { _ in Self.token }, transport: testTransport())
             let store = InMemorySigningShareStore(current: world.signing[0])
             let recovered = try await world.engine(source: source, store: store)
                 .recover(method: .password, secret: .text(World.password))
@@ -195,11 +198,19 @@ struct CipherTextSourceTests {
         } _: { base in
             let purposes = PurposeLog()
             let source = HTTPCipherTextSource(
-                baseURL: base + "/", tokenProvider: { purposes.record($0); return Self.token }, transport: testTransport())
+                baseURL: base + "/",
+                tokenProvider: {
+                    purposes.record($0); return Self.token
+                }, transport: testTransport())
             let engine = world.engine(source: source, store: InMemorySigningShareStore())
             let recovered = try await engine.recover(method: .password, secret: .text(World.password))
             #expect(recovered.publicKey == world.signing[0].publicKey)
-            #expect(seen.entries == [.init(path: "/users/user-1/user-backup-share", query: "backupMethod=PASSWORD", authorization: "Bearer \(Self.token)")])
+            #expect(
+                seen.entries == [
+                    .init(
+                        path: "/users/user-1/user-backup-share", query: "backupMethod=PASSWORD",
+                        authorization: "Bearer \(Self.token)")
+                ])
             #expect(purposes.all == [.recover])
         }
     }
@@ -232,7 +243,8 @@ struct CipherTextSourceTests {
             }
         } _: { base in
             for token in ["", "abc\r\nX-Injected: 1", "tok en"] {
-                let source = HTTPCipherTextSource(baseURL: base, tokenProvider: { _ in token }, transport: testTransport())
+                let source = HTTPCipherTextSource(
+                    baseURL: base, tokenProvider: { _ in token }, transport: testTransport())
                 await #expect(throws: ShareRecoveryError(.invalidParameters, "")) {
                     try await source.fetchCipherText(userId: World.userId, method: .password)
                 }

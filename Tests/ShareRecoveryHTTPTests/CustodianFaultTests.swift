@@ -56,7 +56,9 @@ struct CustodianFaultTests {
     /// read, so malformed JSON there is no failure.
     static let cases: [Case] =
         [Case(step: .open, failure: .unreachable)]
-        + Step.allCases.flatMap { step in [Failure.slow, .serverError, .internalError].map { Case(step: step, failure: $0) } }
+        + Step.allCases.flatMap { step in
+            [Failure.slow, .serverError, .internalError].map { Case(step: step, failure: $0) }
+        }
         + [Case(step: .open, failure: .malformedJSON), Case(step: .finish, failure: .malformedJSON)]
 
     /// Answers the failing step's requests badly, once armed, and passes everything else to the fake backend.
@@ -68,7 +70,8 @@ struct CustodianFaultTests {
         /// Off during the backup, whose session calls have the same paths.
         let armed: FaultSwitch
 
-        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+            async throws
             -> Response
         {
             guard armed.isOn, step.matches(request) else { return try await next(request, context) }
@@ -95,7 +98,8 @@ struct CustodianFaultTests {
         let hits: HitCounter
         let armed: FaultSwitch
 
-        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+            async throws
             -> Response
         {
             guard armed.isOn, Step.confirm.matches(request) else { return try await next(request, context) }
@@ -112,7 +116,8 @@ struct CustodianFaultTests {
         try await Self.withBackedUpDevice(
             seed: "lost confirm answer", curve: .ed25519, root: root, middleware: lost, armed: lost.armed
         ) { setup in
-            let engine = Self.engine(base: setup.base, custodianBase: setup.base, store: setup.device, random: setup.random)
+            let engine = Self.engine(
+                base: setup.base, custodianBase: setup.base, store: setup.device, random: setup.random)
             let log = StatusLog()
             let recovered = try await engine.recover(method: .cloudKey, secret: setup.cloudKey, progress: log.append)
             #expect(lost.hits.value == 2, "the lost confirm was sent once more")
@@ -163,7 +168,8 @@ struct CustodianFaultTests {
             try await backupEngine.backup(method: .cloudKey, secret: cloudKey)
             armed.turnOn()
             return try await body(
-                Setup(base: base, backend: backend, device: device, signing: signing, cloudKey: cloudKey, random: random))
+                Setup(
+                    base: base, backend: backend, device: device, signing: signing, cloudKey: cloudKey, random: random))
         }
     }
 
@@ -199,7 +205,9 @@ struct CustodianFaultTests {
                 try await engine.recover(method: .cloudKey, secret: cloudKey, progress: log.append)
             }
             #expect(errorName(error) == testCase.failure.code, "\(String(describing: error))")
-            if testCase.failure == .slow { #expect(errorReason(error).contains("timed out"), "\(String(describing: error))") }
+            if testCase.failure == .slow {
+                #expect(errorReason(error).contains("timed out"), "\(String(describing: error))")
+            }
             if testCase.failure == .serverError { #expect(hits.value == 3, "a 503 is retried up to the attempt limit") }
             if testCase.failure == .internalError { #expect(hits.value == 1, "a 500 is not retried") }
             #expect(!log.all.contains(.done))
@@ -239,12 +247,14 @@ struct CustodianFaultTests {
         return RecoveryEngine(
             configuration: .init(
                 userId: userId,
-                custodian: HTTPCustodian(baseURL: custodianBase, tokenProvider: tokens, transport: transport, random: random),
+                custodian: HTTPCustodian(
+                    baseURL: custodianBase, tokenProvider: tokens, transport: transport, random: random),
                 shareStore: store,
                 cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens, transport: transport),
                 cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens, transport: transport),
                 custodianBackupSink: HTTPCustodianBackupSink(
-                    webhookBaseURL: base + "/webhook", webhookSecret: SecureBytes(copying: Array(FakeBackend.webhookSecret.utf8)),
+                    webhookBaseURL: base + "/webhook",
+                    webhookSecret: SecureBytes(copying: Array(FakeBackend.webhookSecret.utf8)),
                     transport: transport),
                 argon2: .minimum, random: random))
     }

@@ -34,13 +34,17 @@ struct ErrorTableTests {
             guard line.hasPrefix("|") else { break }
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count >= 3, cells[0] != "error", !cells[0].hasPrefix("---") else { continue }
-            var names = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            var names = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter {
+                $0.offset % 2 == 1
+            }.map { String($0.element) }
             let isTransport = names.first == "TransportError"
             if names.first == "TransportError" || names.first == "ShareRecoveryError" { names.removeFirst() }
             rows.append(
                 Row(
-                    transportCodes: try isTransport ? names.map { try #require(TransportError.Code(rawValue: $0), "\($0)") } : [],
-                    engineCodes: try isTransport ? [] : names.map { try #require(ShareRecoveryError.Code(name: $0), "\($0)") },
+                    transportCodes: try isTransport
+                        ? names.map { try #require(TransportError.Code(rawValue: $0), "\($0)") } : [],
+                    engineCodes: try isTransport
+                        ? [] : names.map { try #require(ShareRecoveryError.Code(name: $0), "\($0)") },
                     retry: cells[1]))
         }
         return rows
@@ -51,7 +55,9 @@ struct ErrorTableTests {
         let rows = try Self.rows()
         let transport = rows.flatMap(\.transportCodes)
         let engine = rows.flatMap(\.engineCodes)
-        #expect(Set(TransportError.Code.allCases).subtracting(transport).isEmpty, "\(Set(TransportError.Code.allCases).subtracting(transport))")
+        #expect(
+            Set(TransportError.Code.allCases).subtracting(transport).isEmpty,
+            "\(Set(TransportError.Code.allCases).subtracting(transport))")
         #expect(Self.engineCodesMet.subtracting(engine).isEmpty, "\(Self.engineCodesMet.subtracting(engine))")
         #expect(transport.count == Set(transport).count && engine.count == Set(engine).count, "a code in two rows")
     }
@@ -64,7 +70,8 @@ struct ErrorTableTests {
                 #expect(TransportError(code, "").isRetryable == saysRetry, "TransportError \(code): \(row.retry)")
             }
             for code in row.engineCodes {
-                #expect(ShareRecoveryError(code, "").isRetryable == saysRetry, "ShareRecoveryError \(code): \(row.retry)")
+                #expect(
+                    ShareRecoveryError(code, "").isRetryable == saysRetry, "ShareRecoveryError \(code): \(row.retry)")
             }
         }
     }

@@ -20,7 +20,8 @@ struct HTTPEngineTests {
             signing = try KeyGeneration.generate(
                 curve: curve, walletId: "w-http", threshold: threshold, parties: parties, using: random)
             backend = FakeBackend(custodianKey: SealingKeyPair(using: random), random: random)
-            await backend.custodian.register(signingShares: Array(signing.dropFirst()), clientId: HTTPEngineTests.userId)
+            await backend.custodian.register(
+                signingShares: Array(signing.dropFirst()), clientId: HTTPEngineTests.userId)
         }
 
         func engine(base: String, store: InMemorySigningShareStore) -> RecoveryEngine {
@@ -34,7 +35,8 @@ struct HTTPEngineTests {
             return RecoveryEngine(
                 configuration: .init(
                     userId: HTTPEngineTests.userId,
-                    custodian: HTTPCustodian(baseURL: base, tokenProvider: tokens, transport: transport, random: random),
+                    custodian: HTTPCustodian(
+                        baseURL: base, tokenProvider: tokens, transport: transport, random: random),
                     shareStore: store,
                     cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens, transport: transport),
                     cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens, transport: transport),
@@ -47,7 +49,9 @@ struct HTTPEngineTests {
     @Test(arguments: Curve.allCases)
     func backupLoseRecoverOverHTTP(curve: Curve) async throws {
         let setup = try await Setup(seed: "http engine \(curve)", curve: curve)
-        try await TestServer.with { setup.backend.register(on: $0) } _: { base in
+        try await TestServer.with {
+            setup.backend.register(on: $0)
+        } _: { base in
             setup.backend.started(base: base)
             let device = InMemorySigningShareStore(current: setup.signing[0])
             let engine = setup.engine(base: base, store: device)
@@ -64,7 +68,8 @@ struct HTTPEngineTests {
             #expect(recovered.publicKey == setup.signing[0].publicKey)
             #expect(recovered.generation == 1)
             #expect(await newDevice.currentShare() == recovered)
-            let custodianShare = try #require(await setup.backend.custodian.currentSigningShares(clientId: Self.userId).first)
+            let custodianShare = try #require(
+                await setup.backend.custodian.currentSigningShares(clientId: Self.userId).first)
             #expect(custodianShare.setId == recovered.setId)
 
             #expect(
@@ -75,7 +80,9 @@ struct HTTPEngineTests {
 
     @Test func twoOfThreeSealsToEveryCustodianParty() async throws {
         let setup = try await Setup(seed: "http 2of3", curve: .ed25519, threshold: 2, parties: 3)
-        try await TestServer.with { setup.backend.register(on: $0) } _: { base in
+        try await TestServer.with {
+            setup.backend.register(on: $0)
+        } _: { base in
             setup.backend.started(base: base)
             let engine = setup.engine(base: base, store: InMemorySigningShareStore(current: setup.signing[0]))
             try await engine.backup(method: .passkey, secret: .keyMaterial(SecureBytes(zeros: 32)))
@@ -84,13 +91,16 @@ struct HTTPEngineTests {
                 .recover(method: .passkey, secret: .keyMaterial(SecureBytes(zeros: 32)))
             #expect(recovered.parties == 3 && recovered.publicKey == setup.signing[0].publicKey)
             #expect(setup.backend.sealedParties.withLock { $0 } == [["2", "3"], ["2", "3"]])
-            #expect(await setup.backend.custodian.currentSigningShares(clientId: Self.userId).map(\.partyIndex) == [2, 3])
+            #expect(
+                await setup.backend.custodian.currentSigningShares(clientId: Self.userId).map(\.partyIndex) == [2, 3])
         }
     }
 
     @Test func rotatedBackupFailsWithTheCustodiansCodeAndChangesNothing() async throws {
         let setup = try await Setup(seed: "http rotate")
-        try await TestServer.with { setup.backend.register(on: $0) } _: { base in
+        try await TestServer.with {
+            setup.backend.register(on: $0)
+        } _: { base in
             setup.backend.started(base: base)
             let engine = setup.engine(base: base, store: InMemorySigningShareStore(current: setup.signing[0]))
             let old = try await engine.backup(method: .password, secret: .text("old"))
@@ -104,7 +114,9 @@ struct HTTPEngineTests {
             #expect(error?.code == .noMatchingShare, "\(String(describing: error))")
             #expect(await device.currentShare() == setup.signing[0])
             #expect(await device.stagedShare() == nil)
-            #expect(await setup.backend.custodian.currentSigningShares(clientId: Self.userId).first?.setId == setup.signing[1].setId)
+            #expect(
+                await setup.backend.custodian.currentSigningShares(clientId: Self.userId).first?.setId
+                    == setup.signing[1].setId)
 
             try await setup.engine(base: base, store: device).recover(method: .password, secret: .text("new"))
         }
@@ -112,7 +124,9 @@ struct HTTPEngineTests {
 
     @Test func deletingMethodsOverHTTP() async throws {
         let setup = try await Setup(seed: "http delete")
-        try await TestServer.with { setup.backend.register(on: $0) } _: { base in
+        try await TestServer.with {
+            setup.backend.register(on: $0)
+        } _: { base in
             setup.backend.started(base: base)
             let engine = setup.engine(base: base, store: InMemorySigningShareStore(current: setup.signing[0]))
             try await engine.backup(method: .password, secret: .text("pw"))
@@ -129,15 +143,19 @@ struct HTTPEngineTests {
 
     @Test func wrongWebhookSecretIsRejected() async throws {
         let setup = try await Setup(seed: "http webhook")
-        try await TestServer.with { setup.backend.register(on: $0) } _: { base in
+        try await TestServer.with {
+            setup.backend.register(on: $0)
+        } _: { base in
             let secret = SecureBytes(copying: Array("not-the-secret".utf8))
-            let source = HTTPCustodianShareSource(webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
+            let source = HTTPCustodianShareSource(
+                webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
             let error = await #expect(throws: TransportError.self) {
                 try await source.fetchBackupShares(clientId: Self.userId)
             }
             #expect(error?.code == .unauthorized)
             #expect(error?.reason.contains("HTTP 401") == true)
-            let sink = HTTPCustodianBackupSink(webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
+            let sink = HTTPCustodianBackupSink(
+                webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
             await #expect(throws: TransportError(.unauthorized, "")) {
                 try await sink.deleteBackupShares(clientId: Self.userId, method: .password)
             }
@@ -145,7 +163,8 @@ struct HTTPEngineTests {
     }
 
     @Test func unknownSessionsAreNotFoundLocally() async throws {
-        let custodian = HTTPCustodian(baseURL: "http://127.0.0.1:9", tokenProvider: { _ in "t" }, transport: testTransport())
+        let custodian = HTTPCustodian(
+            baseURL: "http://127.0.0.1:9", tokenProvider: { _ in "t" }, transport: testTransport())
         await #expect(throws: ShareRecoveryError(.notFound, "")) { try await custodian.confirmSession(id: "nope") }
         await custodian.abortSession(id: "nope")
     }

@@ -41,7 +41,8 @@ struct IdempotentRetryTests {
         try await TestServer.with { router in
             router.put(Self.route) { request, _ in
                 // Two lost answers, then the write.
-                recorder.record(request) <= 2 ? TestServer.error(.serviceUnavailable, code: "unavailable") : Response(status: .noContent)
+                recorder.record(request) <= 2
+                    ? TestServer.error(.serviceUnavailable, code: "unavailable") : Response(status: .noContent)
             }
             router.get(Self.route) { request, _ in
                 _ = recorder.record(request)
@@ -104,7 +105,8 @@ struct IdempotentRetryTests {
         try await TestServer.with { router in
             router.post("/webhook/backup/fetch") { request, _ in
                 fetches.record(request) == 1
-                    ? TestServer.error(.serviceUnavailable, code: "unavailable") : TestServer.json(#"{"backupShares":[]}"#)
+                    ? TestServer.error(.serviceUnavailable, code: "unavailable")
+                    : TestServer.json(#"{"backupShares":[]}"#)
             }
             router.post("/webhook/backup") { request, _ in
                 _ = deliveries.record(request)
@@ -112,8 +114,10 @@ struct IdempotentRetryTests {
             }
         } _: { base in
             let secret = SecureBytes(copying: Array("hook-secret".utf8))
-            let source = HTTPCustodianShareSource(webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
-            let sink = HTTPCustodianBackupSink(webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
+            let source = HTTPCustodianShareSource(
+                webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
+            let sink = HTTPCustodianBackupSink(
+                webhookBaseURL: base + "/webhook", webhookSecret: secret, transport: testTransport())
             #expect(try await source.fetchBackupShares(clientId: "u") == [])
             try await sink.deliverBackupShare("{}", clientId: "u")
             #expect(fetches.all.count == 2 && fetches.all.allSatisfy { $0.key == nil }, "\(fetches.all)")
@@ -138,7 +142,9 @@ struct IdempotentRetryTests {
         }
     }
 
-    @Test("ReferenceServerClient's flows and registration: one key per call on every attempt, lost answers retried, codes never quoted")
+    @Test(
+        "ReferenceServerClient's flows and registration: one key per call on every attempt, lost answers retried, codes never quoted"
+    )
     func referenceServerClientGoesThroughTheTransport() async throws {
         let flows = Recorder()
         let verifies = Recorder()
@@ -148,7 +154,8 @@ struct IdempotentRetryTests {
         try await TestServer.with { router in
             router.post("/recovery/flows") { request, _ in
                 flows.record(request) == 1
-                    ? TestServer.error(.serviceUnavailable, code: "unavailable") : TestServer.json(#"{"flowId":"f1"}"#, status: .created)
+                    ? TestServer.error(.serviceUnavailable, code: "unavailable")
+                    : TestServer.json(#"{"flowId":"f1"}"#, status: .created)
             }
             router.post("/recovery/flows/:flowId/verify") { request, _ in
                 switch verifies.record(request) {
@@ -163,7 +170,8 @@ struct IdempotentRetryTests {
                 return TestServer.json(#"{"publicKey":"\#(Hex.encode(custodianKey.publicKey))"}"#)
             }
             router.post("/custodian/wallets") { request, _ in
-                wallets.record(request) == 1 ? TestServer.error(.gatewayTimeout, code: "unavailable") : Response(status: .noContent)
+                wallets.record(request) == 1
+                    ? TestServer.error(.gatewayTimeout, code: "unavailable") : Response(status: .noContent)
             }
         } _: { base in
             let client = ReferenceServerClient(base: base, transport: testTransport())
@@ -179,7 +187,10 @@ struct IdempotentRetryTests {
                 share, clientId: "u", webhookSecret: SecureBytes(copying: Array("hook-secret".utf8)))
 
             #expect(flows.all.count == 2 && verifies.all.count == 3 && wallets.all.count == 2)
-            for (name, calls) in [("flow", [flows.all]), ("verify", [Array(verifies.all[0..<1]), Array(verifies.all[1...])]), ("wallet", [wallets.all])] {
+            for (name, calls) in [
+                ("flow", [flows.all]), ("verify", [Array(verifies.all[0..<1]), Array(verifies.all[1...])]),
+                ("wallet", [wallets.all]),
+            ] {
                 for attempts in calls {
                     let key = attempts.first?.key
                     #expect(key.map(IdempotentRetryTests.isRandomHex) == true, "\(name): no Idempotency-Key")

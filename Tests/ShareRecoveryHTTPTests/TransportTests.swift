@@ -58,27 +58,50 @@ struct TransportTests {
         func reply(_ status: Int, _ body: String) -> HTTPReply { HTTPReply(status: status, body: Array(body.utf8)) }
         // A shared check's code is the engine's; the API's refusals are the transport's; a foreign
         // code, or a non-credential code on a 401/403, is requestRejected.
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(422, #"{"error":{"code":"noMatchingShare","message":"m"}}"#))) == "engine.noMatchingShare")
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(400, #"{"error":{"code":"tokenExpired"}}"#))) == "transport.requestRejected")
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(401, #"{"error":{"code":"noMatchingShare"}}"#))) == "transport.requestRejected")
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(400, #"{"error":{"code":"authenticationFailed"}}"#))) == "transport.requestRejected")
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(401, #"{"error":{"code":"unauthorized"}}"#))) == "transport.unauthorized")
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(403, #"{"error":{"code":"rateLimited"}}"#))) == "transport.requestRejected")
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(429, #"{"error":{"code":"rateLimited"}}"#))) == "transport.rateLimited")
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(409, #"{"error":{"code":"conflict"}}"#))) == "transport.conflict")
+        #expect(
+            errorName(
+                ServerErrorMapping.rejected("op", reply(422, #"{"error":{"code":"noMatchingShare","message":"m"}}"#)))
+                == "engine.noMatchingShare")
+        #expect(
+            errorName(ServerErrorMapping.rejected("op", reply(400, #"{"error":{"code":"tokenExpired"}}"#)))
+                == "transport.requestRejected")
+        #expect(
+            errorName(ServerErrorMapping.rejected("op", reply(401, #"{"error":{"code":"noMatchingShare"}}"#)))
+                == "transport.requestRejected")
+        #expect(
+            errorName(ServerErrorMapping.rejected("op", reply(400, #"{"error":{"code":"authenticationFailed"}}"#)))
+                == "transport.requestRejected")
+        #expect(
+            errorName(ServerErrorMapping.rejected("op", reply(401, #"{"error":{"code":"unauthorized"}}"#)))
+                == "transport.unauthorized")
+        #expect(
+            errorName(ServerErrorMapping.rejected("op", reply(403, #"{"error":{"code":"rateLimited"}}"#)))
+                == "transport.requestRejected")
+        #expect(
+            errorName(ServerErrorMapping.rejected("op", reply(429, #"{"error":{"code":"rateLimited"}}"#)))
+                == "transport.rateLimited")
+        #expect(
+            errorName(ServerErrorMapping.rejected("op", reply(409, #"{"error":{"code":"conflict"}}"#)))
+                == "transport.conflict")
         // The account's single flight is the engine's word, as on the device.
-        #expect(errorName(ServerErrorMapping.rejected("op", reply(409, #"{"error":{"code":"operationInProgress"}}"#))) == "engine.operationInProgress")
-        let foreign = ServerErrorMapping.rejected("op", reply(400, #"{"error":{"code":"tokenExpired"}}"#)) as? TransportError
+        #expect(
+            errorName(ServerErrorMapping.rejected("op", reply(409, #"{"error":{"code":"operationInProgress"}}"#)))
+                == "engine.operationInProgress")
+        let foreign =
+            ServerErrorMapping.rejected("op", reply(400, #"{"error":{"code":"tokenExpired"}}"#)) as? TransportError
         #expect(foreign?.status == 400 && foreign?.serverCode == "tokenExpired")
         // A 404 is notFound unless it names a resharing code.
-        #expect(ServerErrorMapping.notFound("op", reply(404, #"{"error":{"code":"noMatchingShare"}}"#)).code == .noMatchingShare)
+        #expect(
+            ServerErrorMapping.notFound("op", reply(404, #"{"error":{"code":"noMatchingShare"}}"#)).code
+                == .noMatchingShare)
         #expect(ServerErrorMapping.notFound("op", reply(404, #"{"error":{"code":"unauthorized"}}"#)).code == .notFound)
         #expect(ServerErrorMapping.notFound("op", reply(404, "")).code == .notFound)
         // Non-JSON pages and odd codes still give a typed error with the status.
         let page = ServerErrorMapping.rejected("op", reply(429, "<html>slow down</html>"))
         #expect(errorName(page) == "transport.requestRejected" && errorReason(page).contains("HTTP 429"))
         // Where the server may echo what the client sent, its message stays out of the reason.
-        let quiet = ServerErrorMapping.rejected("op", reply(401, #"{"error":{"code":"wrongCode","message":"echo 123456"}}"#), quotingMessage: false)
+        let quiet = ServerErrorMapping.rejected(
+            "op", reply(401, #"{"error":{"code":"wrongCode","message":"echo 123456"}}"#), quotingMessage: false)
         #expect(errorName(quiet) == "transport.wrongCode" && !errorReason(quiet).contains("123456"))
         let odd = ServerErrorMapping.summary(reply(400, #"{"error":{"code":"a\"b c","message":"line\nbreak"}}"#))
         #expect(odd == "HTTP 400, no server code: line break")

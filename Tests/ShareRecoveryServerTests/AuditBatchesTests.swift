@@ -8,7 +8,9 @@ import Testing
 /// a failed batch fails its callers and no one else.
 @Suite("Audit batches", .timeLimit(.minutes(1)))
 struct AuditBatchesTests {
-    @Test("callers that wait while a batch commits are committed together, at most 64 events a batch, each after its batch")
+    @Test(
+        "callers that wait while a batch commits are committed together, at most 64 events a batch, each after its batch"
+    )
     func joining() async throws {
         let batches = AuditBatches()
         let log = CommitLog()

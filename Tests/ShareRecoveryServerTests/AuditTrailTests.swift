@@ -31,8 +31,12 @@ struct AuditTrailTests {
                 let verified = try await world.send(
                     .POST, "/recovery/flows/\(flowId)/verify", json: .object([("code", .string(code))]))
                 try #require(verified.status == 200)
-                let row = try #require(try await audit.appended([.tokenIssued], by: verified, account: identifier).first)
-                #expect(row.detail == #"{"flowId":"\#(flowId)","purpose":"\#(purpose)","expiresAt":"\#(try #require(verified.string("expiresAt")))"}"#)
+                let row = try #require(
+                    try await audit.appended([.tokenIssued], by: verified, account: identifier).first)
+                #expect(
+                    row.detail
+                        == #"{"flowId":"\#(flowId)","purpose":"\#(purpose)","expiresAt":"\#(try #require(verified.string("expiresAt")))"}"#
+                )
                 let text = try #require(verified.string("token"))
                 secrets.append(SecretForms("\(purpose) token", bytes: Array(text.utf8)))
                 return text
@@ -41,7 +45,9 @@ struct AuditTrailTests {
             let client = SessionClient(world: world, clientId: alice)
             let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-audit")
             for share in signing {
-                secrets.append(SecretForms("signing share \(share.partyIndex)", secret: try #require(share.secret).rawRepresentation))
+                secrets.append(
+                    SecretForms(
+                        "signing share \(share.partyIndex)", secret: try #require(share.secret).rawRepresentation))
             }
 
             // The custodian's share registered (webhook secret).
@@ -61,21 +67,25 @@ struct AuditTrailTests {
             codes.append(code)
             let wrong = Self.wrongCode(for: code)
             codes.append(wrong)
-            let failed = try await world.send(.POST, "/recovery/flows/\(flowId)/verify", json: .object([("code", .string(wrong))]))
+            let failed = try await world.send(
+                .POST, "/recovery/flows/\(flowId)/verify", json: .object([("code", .string(wrong))]))
             #expect(failed.status == 401 && failed.errorCode == "wrongCode")
             let failedRow = try await audit.appended([.otpFailed], by: failed, account: alice)
             #expect(failedRow.first?.detail == #"{"flowId":"\#(flowId)","remaining":4}"#)
-            let verified = try await world.send(.POST, "/recovery/flows/\(flowId)/verify", json: .object([("code", .string(code))]))
+            let verified = try await world.send(
+                .POST, "/recovery/flows/\(flowId)/verify", json: .object([("code", .string(code))]))
             try await audit.appended([.tokenIssued], by: verified, account: alice)
             let add = try #require(verified.string("token"))
             secrets.append(SecretForms("add token", bytes: Array(add.utf8)))
 
             // A backup: open, finish, shares to the integrator, cipherText, confirm (twice).
-            let backupOpen = try await client.openResponse(purpose: "backup", method: .password, ownShare: signing[0], token: add)
+            let backupOpen = try await client.openResponse(
+                purpose: "backup", method: .password, ownShare: signing[0], token: add)
             try #require(backupOpen.status == 201)
             let backup = try client.opened(backupOpen, ownShare: signing[0])
             try await audit.appended([.backupStarted], by: backupOpen, account: alice)
-            secrets.append(SecretForms("user backup share", secret: try #require(backup.newShare.secret).rawRepresentation))
+            secrets.append(
+                SecretForms("user backup share", secret: try #require(backup.newShare.secret).rawRepresentation))
             let finished = try await client.finish(backup, token: add)
             try await audit.appended([], by: finished, account: alice)
             guard case .array(let shareValues)? = finished.json?["custodianBackupShares"] else {
@@ -83,19 +93,24 @@ struct AuditTrailTests {
                 return
             }
             for case .string(let share) in shareValues {
-                secrets.append(SecretForms("sealed custodian backup share", bytes: try CustodianBackupShare(json: share).sealedShare))
+                secrets.append(
+                    SecretForms(
+                        "sealed custodian backup share", bytes: try CustodianBackupShare(json: share).sealedShare))
                 let delivered = try await world.send(
-                    .POST, "/webhook/backup", json: .object([("clientId", .string(alice)), ("backupShare", .string(share))]),
+                    .POST, "/webhook/backup",
+                    json: .object([("clientId", .string(alice)), ("backupShare", .string(share))]),
                     headers: world.webhookHeaders)
                 try await audit.appended([.custodianShareStored], by: delivered, account: alice)
             }
             let password = "audit trail password \(backend)"
             secrets.append(SecretForms("password", bytes: Array(password.utf8)))
-            let cipherText = try CipherText.encrypt(backup.newShare, method: .password, secret: .text(password), argon2: .minimum)
+            let cipherText = try CipherText.encrypt(
+                backup.newShare, method: .password, secret: .text(password), argon2: .minimum)
             secrets.append(SecretForms("cipherText", bytes: Array(cipherText.base64.utf8)))
             secrets.append(SecretForms("cipherText bytes", bytes: try #require(Base64.decode(cipherText.base64))))
             let path = "/users/\(alice)/user-backup-share?backupMethod=PASSWORD"
-            let put = try await world.send(.PUT, path, json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(add))
+            let put = try await world.send(
+                .PUT, path, json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(add))
             #expect(put.status == 204)
             let added = try await audit.appended([.methodAdded], by: put, account: alice)
             #expect(added.first?.detail == #"{"method":"PASSWORD"}"#)
@@ -108,7 +123,8 @@ struct AuditTrailTests {
 
             // The same method again: a rotation.
             let rotate = try await token(alice, "addOrUpdateRecovery")
-            let rotated = try await world.send(.PUT, path, json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(rotate))
+            let rotated = try await world.send(
+                .PUT, path, json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(rotate))
             #expect(rotated.status == 204)
             try await audit.appended([.methodRotated], by: rotated, account: alice)
 
@@ -120,13 +136,16 @@ struct AuditTrailTests {
             try await audit.appended([.cipherTextRead], by: read, account: alice)
             // A method without a cipherText: nothing served, nothing recorded.
             let missing = try await world.send(
-                .GET, "/users/\(alice)/user-backup-share?backupMethod=\(BackupMethod.passkey.apiName)", headers: world.bearer(recover))
+                .GET, "/users/\(alice)/user-backup-share?backupMethod=\(BackupMethod.passkey.apiName)",
+                headers: world.bearer(recover))
             #expect(missing.status == 404)
             try await audit.appended([], by: missing, account: alice)
-            let recoveryOpen = try await client.openResponse(purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
+            let recoveryOpen = try await client.openResponse(
+                purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
             try #require(recoveryOpen.status == 201)
             let recovery = try client.opened(recoveryOpen, ownShare: backup.newShare)
-            let opened = try await audit.appended([.custodianSharesServed, .recoveryStarted], by: recoveryOpen, account: alice)
+            let opened = try await audit.appended(
+                [.custodianSharesServed, .recoveryStarted], by: recoveryOpen, account: alice)
             #expect(opened.first?.detail == #"{"count":\#(shareValues.count)}"#)
             #expect(opened.last?.detail == #"{"sessionId":"\#(recovery.sessionId)","method":"PASSWORD"}"#)
             try await audit.appended([], by: try await client.finish(recovery, token: recover), account: alice)
@@ -135,24 +154,34 @@ struct AuditTrailTests {
             let completed = try await audit.appended([.recoveryCompleted], by: recovered, account: alice)
             #expect(
                 completed.first?.detail
-                    == #"{"sessionId":"\#(recovery.sessionId)","method":"PASSWORD","setId":"\#(recovery.newShare.setId.hex)","generation":1}"#)
+                    == #"{"sessionId":"\#(recovery.sessionId)","method":"PASSWORD","setId":"\#(recovery.newShare.setId.hex)","generation":1}"#
+            )
 
             // A recovery abandoned, one refused (a share of another wallet), a backup refused (of a backup
             // share) and one abandoned.
-            let second = try await client.open(purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
+            let second = try await client.open(
+                purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
             _ = try await audit.appended([.custodianSharesServed, .recoveryStarted], account: alice)
-            try await audit.appended([.recoveryAborted], by: try await client.abort(second.sessionId, token: recover), account: alice)
+            try await audit.appended(
+                [.recoveryAborted], by: try await client.abort(second.sessionId, token: recover), account: alice)
             let stranger = try Fixtures.backupSet()[0]
-            let refused = try await client.openResponse(purpose: "recovery", method: .password, ownShare: stranger, token: recover)
+            let refused = try await client.openResponse(
+                purpose: "recovery", method: .password, ownShare: stranger, token: recover)
             #expect(refused.status == 404 && refused.errorCode == "noMatchingShare")
-            let refusedRows = try await audit.appended([.custodianSharesServed, .recoveryFailed], by: refused, account: alice)
-            #expect(refusedRows.last?.detail.hasSuffix(#","method":"PASSWORD","step":"open","reason":"noMatchingShare"}"#) == true)
-            let badBackup = try await client.openResponse(purpose: "backup", method: .passkey, ownShare: backup.newShare, token: add)
+            let refusedRows = try await audit.appended(
+                [.custodianSharesServed, .recoveryFailed], by: refused, account: alice)
+            #expect(
+                refusedRows.last?.detail.hasSuffix(#","method":"PASSWORD","step":"open","reason":"noMatchingShare"}"#)
+                    == true)
+            let badBackup = try await client.openResponse(
+                purpose: "backup", method: .passkey, ownShare: backup.newShare, token: add)
             #expect(badBackup.status == 400)
             try await audit.appended([.backupFailed], by: badBackup, account: alice)
-            let abandoned = try await client.open(purpose: "backup", method: .passkey, ownShare: recovery.newShare, token: add)
+            let abandoned = try await client.open(
+                purpose: "backup", method: .passkey, ownShare: recovery.newShare, token: add)
             _ = try await audit.appended([.backupStarted], account: alice)
-            try await audit.appended([.backupAborted], by: try await client.abort(abandoned.sessionId, token: add), account: alice)
+            try await audit.appended(
+                [.backupAborted], by: try await client.abort(abandoned.sessionId, token: add), account: alice)
 
             // The method deleted: its cipherText, then its custodian shares; a direct fetch of none.
             let delete = try await token(alice, "deleteRecovery")
@@ -161,11 +190,13 @@ struct AuditTrailTests {
             try await audit.appended([.methodDeleted], by: deleted, account: alice)
             let sharesDeleted = try await world.send(
                 .POST, "/webhook/backup/delete",
-                json: .object([("clientId", .string(alice)), ("backupMethod", .string("PASSWORD"))]), headers: world.webhookHeaders)
+                json: .object([("clientId", .string(alice)), ("backupMethod", .string("PASSWORD"))]),
+                headers: world.webhookHeaders)
             let sharesRow = try await audit.appended([.custodianSharesDeleted], by: sharesDeleted, account: alice)
             #expect(sharesRow.first?.detail == #"{"method":"PASSWORD","count":\#(shareValues.count)}"#)
             let fetched = try await world.send(
-                .POST, "/webhook/backup/fetch", json: .object([("clientId", .string(alice))]), headers: world.webhookHeaders)
+                .POST, "/webhook/backup/fetch", json: .object([("clientId", .string(alice))]),
+                headers: world.webhookHeaders)
             let served = try await audit.appended([.custodianSharesServed], by: fetched, account: alice)
             #expect(served.first?.detail == #"{"count":0}"#)
 
@@ -175,7 +206,8 @@ struct AuditTrailTests {
             codes.append(doomedCode)
             for attempt in 1...6 {
                 let answer = try await world.send(
-                    .POST, "/recovery/flows/\(doomed)/verify", json: .object([("code", .string(Self.wrongCode(for: doomedCode)))]))
+                    .POST, "/recovery/flows/\(doomed)/verify",
+                    json: .object([("code", .string(Self.wrongCode(for: doomedCode)))]))
                 let expected: [AuditEventKind] = attempt < 5 ? [.otpFailed] : attempt == 5 ? [.otpExhausted] : []
                 #expect(answer.status == (attempt < 5 ? 401 : 410))
                 try await audit.appended(expected, by: answer, account: alice)
@@ -183,20 +215,31 @@ struct AuditTrailTests {
 
             // Another user's wallet by DKG, and one signature.
             let sign = try await token("bob", "sign")
-            let device = try await WalletWire.createWallet(world: world, userId: "bob", walletId: "w-bob", curve: .secp256k1, token: sign)
+            let device = try await WalletWire.createWallet(
+                world: world, userId: "bob", walletId: "w-bob", curve: .secp256k1, token: sign)
             secrets.append(SecretForms("device share", secret: try #require(device.secret).rawRepresentation))
             let created = try await audit.appended([.walletCreated], account: "bob")
-            #expect(created.first?.detail.contains(#""walletId":"w-bob","setId":"\#(device.setId.hex)","generation":0"#) == true)
-            _ = try await WalletWire.sign(world: world, share: device, userId: "bob", message: Array("pay 1".utf8), mode: .bip340, token: sign)
+            #expect(
+                created.first?.detail.contains(#""walletId":"w-bob","setId":"\#(device.setId.hex)","generation":0"#)
+                    == true)
+            _ = try await WalletWire.sign(
+                world: world, share: device, userId: "bob", message: Array("pay 1".utf8), mode: .bip340, token: sign)
             let released = try await audit.appended([.signatureShareReleased], account: "bob")
-            #expect(released.first?.detail.hasSuffix(#""walletId":"w-bob","setId":"\#(device.setId.hex)","mode":"bip340"}"#) == true)
+            #expect(
+                released.first?.detail.hasSuffix(#""walletId":"w-bob","setId":"\#(device.setId.hex)","mode":"bip340"}"#)
+                    == true)
             // A second device of bob's wallet, added and removed (docs/devices.md).
             let addDevice = try await token("bob", "addDevice")
-            let phone = try await DeviceWire.add(world: world, approver: device, userId: "bob", deviceId: "phone", token: addDevice)
+            let phone = try await DeviceWire.add(
+                world: world, approver: device, userId: "bob", deviceId: "phone", token: addDevice)
             secrets.append(SecretForms("added device share", secret: try #require(phone.secret).rawRepresentation))
             let deviceAdded = try await audit.appended([.deviceAdded], account: "bob")
-            #expect(deviceAdded.first?.detail.contains(#""walletId":"w-bob","setId":"\#(phone.setId.hex)","generation":0,"deviceId":"phone""#) == true, "\(deviceAdded)")
-            let removal = try await DeviceWire.remove(world: world, deviceId: "phone", token: try await token("bob", "removeDevice"))
+            #expect(
+                deviceAdded.first?.detail.contains(
+                    #""walletId":"w-bob","setId":"\#(phone.setId.hex)","generation":0,"deviceId":"phone""#) == true,
+                "\(deviceAdded)")
+            let removal = try await DeviceWire.remove(
+                world: world, deviceId: "phone", token: try await token("bob", "removeDevice"))
             #expect(removal.status == 204)
             let removed = try await audit.appended([.deviceRemoved], by: removal, account: "bob")
             #expect(removed.first?.detail == #"{"deviceId":"phone"}"#)
@@ -216,7 +259,8 @@ struct AuditTrailTests {
             let verification = try await AuditTrail.verify(storage)
             await storage.close()
             #expect(verification.count == Int64(rows.count) && verification.head?.hash == rows.last?.hash)
-            let listing = try await world.send(.GET, "/users/\(alice)/audit-events?limit=200", headers: world.webhookHeaders)
+            let listing = try await world.send(
+                .GET, "/users/\(alice)/audit-events?limit=200", headers: world.webhookHeaders)
             #expect(listing.status == 200)
             guard case .array(let events)? = listing.json?["events"] else {
                 Issue.record("no events: \(listing.text)")
@@ -231,7 +275,8 @@ struct AuditTrailTests {
             let stored = rows.map { row in
                 [
                     String(row.sequence), String(row.at), row.account, row.event, row.requestId, row.detail,
-                    Hex.encode(row.previousHash), Hex.encode(row.hash), Base64.encode(row.previousHash), Base64.encode(row.hash),
+                    Hex.encode(row.previousHash), Hex.encode(row.hash), Base64.encode(row.previousHash),
+                    Base64.encode(row.hash),
                 ].joined(separator: " ")
             }
             #expect(secrets.count > 15)
@@ -249,14 +294,17 @@ struct AuditTrailTests {
 
     // MARK: Rollback
 
-    @Test("a change that rolls back leaves no success row; its failure is recorded after the rollback", arguments: TestBackend.available)
+    @Test(
+        "a change that rolls back leaves no success row; its failure is recorded after the rollback",
+        arguments: TestBackend.available)
     func rollback(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             // In storage: a transaction that appended and then failed left nothing.
             let storage = try world.inspector()
             try await storage.recordAudit(AuditEvent(.methodAdded, account: "r", requestId: "before", at: 1))
             await #expect(throws: RollbackFailure.self) {
-                try await Self.appendThenFail(storage, AuditEvent(.methodRotated, account: "r", requestId: "rolled-back", at: 2))
+                try await Self.appendThenFail(
+                    storage, AuditEvent(.methodRotated, account: "r", requestId: "rolled-back", at: 2))
             }
             try await storage.recordAudit(AuditEvent(.methodDeleted, account: "r", requestId: "after", at: 3))
             #expect(try await storage.auditChain(after: 0, limit: 10).map(\.requestId) == ["before", "after"])
@@ -272,18 +320,21 @@ struct AuditTrailTests {
             try await client.register(signing[1])
             let add = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
             let backup = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: add)
-            guard case .array(let shares)? = try await client.finish(backup, token: add).json?["custodianBackupShares"] else {
+            guard case .array(let shares)? = try await client.finish(backup, token: add).json?["custodianBackupShares"]
+            else {
                 Issue.record("no custodian shares")
                 return
             }
             for case .string(let share) in shares {
                 try await world.send(
-                    .POST, "/webhook/backup", json: .object([("clientId", .string(client.clientId)), ("backupShare", .string(share))]),
+                    .POST, "/webhook/backup",
+                    json: .object([("clientId", .string(client.clientId)), ("backupShare", .string(share))]),
                     headers: world.webhookHeaders)
             }
             #expect(try await client.confirm(backup.sessionId, token: add).status == 204)
             let recover = try await world.token(for: client.clientId, purpose: "recover")
-            let recovery = try await client.open(purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
+            let recovery = try await client.open(
+                purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
             #expect(try await client.finish(recovery, token: recover).status == 200)
             let other = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-moved")
             try await client.register(other[1])
@@ -292,16 +343,24 @@ struct AuditTrailTests {
             let refused = try await client.confirm(recovery.sessionId, token: recover)
             #expect(refused.status == 409)
             let rows = try await audit.appended([.recoveryFailed], by: refused, account: client.clientId)
-            #expect(rows.first?.detail == #"{"sessionId":"\#(recovery.sessionId)","method":"PASSWORD","step":"confirm","reason":"conflict"}"#)
+            #expect(
+                rows.first?.detail
+                    == #"{"sessionId":"\#(recovery.sessionId)","method":"PASSWORD","step":"confirm","reason":"conflict"}"#
+            )
             #expect(try await client.storedSigningSets() == setsBefore)
             #expect(try await world.auditRows().filter { $0.event == "recoveryCompleted" }.isEmpty)
 
             // A spent token writes nothing, so records nothing.
             let path = "/users/moved/user-backup-share?backupMethod=PASSWORD"
-            let text = try CipherText.encrypt(backup.newShare, method: .password, secret: .text("pw"), argon2: .minimum).base64
-            #expect(try await world.send(.PUT, path, json: .object([("cipherText", .string(text))]), headers: world.bearer(add)).status == 204)
+            let text = try CipherText.encrypt(backup.newShare, method: .password, secret: .text("pw"), argon2: .minimum)
+                .base64
+            #expect(
+                try await world.send(
+                    .PUT, path, json: .object([("cipherText", .string(text))]), headers: world.bearer(add)
+                ).status == 204)
             _ = try await audit.appended([.methodAdded], account: "moved")
-            let spent = try await world.send(.PUT, path, json: .object([("cipherText", .string(text))]), headers: world.bearer(add))
+            let spent = try await world.send(
+                .PUT, path, json: .object([("cipherText", .string(text))]), headers: world.bearer(add))
             #expect(spent.status == 401)
             try await audit.appended([], by: spent, account: "moved")
         }
@@ -329,13 +388,18 @@ struct AuditTrailTests {
     }
 
     static let tamperings: [Tampering] = [
-        Tampering(name: "a middle row deleted", statements: ["DELETE FROM audit_events WHERE seq = 3"], expected: (.rowsMissing, 3)),
-        Tampering(name: "the first row deleted", statements: ["DELETE FROM audit_events WHERE seq = 1"], expected: (.rowsMissing, 1)),
+        Tampering(
+            name: "a middle row deleted", statements: ["DELETE FROM audit_events WHERE seq = 3"],
+            expected: (.rowsMissing, 3)),
+        Tampering(
+            name: "the first row deleted", statements: ["DELETE FROM audit_events WHERE seq = 1"],
+            expected: (.rowsMissing, 1)),
         Tampering(
             name: "a row's account edited", statements: ["UPDATE audit_events SET account = 'mallory' WHERE seq = 4"],
             expected: (.rowEdited, 4)),
         Tampering(
-            name: "a row's time edited", statements: ["UPDATE audit_events SET at = at + 1 WHERE seq = 2"], expected: (.rowEdited, 2)),
+            name: "a row's time edited", statements: ["UPDATE audit_events SET at = at + 1 WHERE seq = 2"],
+            expected: (.rowEdited, 2)),
         Tampering(
             name: "two rows swapped",
             statements: [
@@ -348,10 +412,13 @@ struct AuditTrailTests {
                 "DELETE FROM audit_events WHERE seq = 3", "UPDATE audit_events SET seq = 3 WHERE seq = 4",
                 "UPDATE audit_events SET seq = 4 WHERE seq = 5", "UPDATE audit_events SET seq = 5 WHERE seq = 6",
             ], expected: (.brokenLink, 3)),
-        Tampering(name: "the newest row deleted", statements: ["DELETE FROM audit_events WHERE seq = 6"], expected: nil),
+        Tampering(
+            name: "the newest row deleted", statements: ["DELETE FROM audit_events WHERE seq = 6"], expected: nil),
     ]
 
-    @Test("deleting, editing or reordering a row makes verification fail naming it", arguments: TestBackend.available, tamperings)
+    @Test(
+        "deleting, editing or reordering a row makes verification fail naming it", arguments: TestBackend.available,
+        tamperings)
     func tampering(backend: TestBackend, tampering: Tampering) async throws {
         try await Self.withChain(backend, rows: 6) { storage, rows in
             try await storage.transaction { transaction in
@@ -361,8 +428,11 @@ struct AuditTrailTests {
             let anchor = AuditAnchor(sequence: 6, hash: rows[5].hash)
             guard let (code, sequence) = tampering.expected else {
                 #expect(try await AuditTrail.verify(storage).count == 5)
-                let error = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage, anchors: [anchor]) }
-                #expect(error?.code == .anchorMismatch && error?.sequence == 6 && error?.reason.contains("row 6") == true)
+                let error = await #expect(throws: AuditChainError.self) {
+                    try await AuditTrail.verify(storage, anchors: [anchor])
+                }
+                #expect(
+                    error?.code == .anchorMismatch && error?.sequence == 6 && error?.reason.contains("row 6") == true)
                 return
             }
             let error = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage) }
@@ -371,11 +441,16 @@ struct AuditTrailTests {
         }
     }
 
-    @Test("an append after the newest row was deleted links to the deleted row, so the gap shows", arguments: TestBackend.available)
+    @Test(
+        "an append after the newest row was deleted links to the deleted row, so the gap shows",
+        arguments: TestBackend.available)
     func appendAfterDeletedHead(backend: TestBackend) async throws {
         try await Self.withChain(backend, rows: 4) { storage, rows in
-            _ = try await storage.transaction { transaction in try await transaction.query("DELETE FROM audit_events WHERE seq = 4", []) }
-            try await storage.recordAudit(AuditEvent(.custodianSharesServed, account: "late", requestId: "r5", at: 2_000))
+            _ = try await storage.transaction { transaction in
+                try await transaction.query("DELETE FROM audit_events WHERE seq = 4", [])
+            }
+            try await storage.recordAudit(
+                AuditEvent(.custodianSharesServed, account: "late", requestId: "r5", at: 2_000))
             let error = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage) }
             // Row 4 is gone and row 5 follows it: a gap, named at the first missing row.
             #expect(error?.code == .rowsMissing && error?.sequence == 4, "\(String(describing: error))")
@@ -384,7 +459,9 @@ struct AuditTrailTests {
         }
     }
 
-    @Test("the chain's head is seeded from the newest row when a database that has rows is migrated", arguments: TestBackend.available)
+    @Test(
+        "the chain's head is seeded from the newest row when a database that has rows is migrated",
+        arguments: TestBackend.available)
     func headSeededFromNewestRow(backend: TestBackend) async throws {
         try await Self.withChain(backend, rows: 3) { storage, rows in
             // The database as a server before the head's migration left it: rows, no head.
@@ -400,14 +477,17 @@ struct AuditTrailTests {
                 try await transaction.query("DELETE FROM schema_migrations WHERE version = ?", [.integer(version)])
             }
             try await storage.migrate()
-            try await storage.recordAudit(AuditEvent(.custodianSharesServed, account: "next", requestId: "r4", at: 2_000))
+            try await storage.recordAudit(
+                AuditEvent(.custodianSharesServed, account: "next", requestId: "r4", at: 2_000))
             let chain = try await storage.auditChain(after: 0, limit: 10)
             #expect(chain.count == 4 && chain[3].previousHash == rows[2].hash)
             #expect(try await AuditTrail.verify(storage).count == 4)
         }
     }
 
-    @Test("an intact chain verifies, with or without its anchors; a rewritten one fails its anchor", arguments: TestBackend.available)
+    @Test(
+        "an intact chain verifies, with or without its anchors; a rewritten one fails its anchor",
+        arguments: TestBackend.available)
     func anchors(backend: TestBackend) async throws {
         try await Self.withChain(backend, rows: 6) { storage, rows in
             let intact = try await AuditTrail.verify(storage)
@@ -419,7 +499,8 @@ struct AuditTrailTests {
             for row in rows[3...] {
                 let account = row.sequence == 4 ? "mallory" : row.account
                 let hash = AuditChain.hash(
-                    previous: previous, at: row.at, account: account, event: row.event, requestId: row.requestId, detail: row.detail)
+                    previous: previous, at: row.at, account: account, event: row.event, requestId: row.requestId,
+                    detail: row.detail)
                 let link = previous
                 _ = try await storage.transaction { transaction in
                     try await transaction.query(
@@ -429,7 +510,9 @@ struct AuditTrailTests {
                 previous = hash
             }
             #expect(try await AuditTrail.verify(storage).count == 6)
-            let error = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage, anchors: anchors) }
+            let error = await #expect(throws: AuditChainError.self) {
+                try await AuditTrail.verify(storage, anchors: anchors)
+            }
             #expect(error?.code == .anchorMismatch && error?.sequence == 6)
         }
     }
@@ -442,23 +525,34 @@ struct AuditTrailTests {
             expected += [0, 0, 0, UInt8(field.utf8.count)] + Array(field.utf8)
         }
         let previous = [UInt8](repeating: 0xAB, count: 32)
-        #expect(AuditChain.encoding(at: 0x692A_5B80, account: "alice", event: "tokenIssued", requestId: "req-1", detail: "{}") == expected)
         #expect(
-            AuditChain.hash(previous: previous, at: 0x692A_5B80, account: "alice", event: "tokenIssued", requestId: "req-1", detail: "{}")
+            AuditChain.encoding(
+                at: 0x692A_5B80, account: "alice", event: "tokenIssued", requestId: "req-1", detail: "{}") == expected)
+        #expect(
+            AuditChain.hash(
+                previous: previous, at: 0x692A_5B80, account: "alice", event: "tokenIssued", requestId: "req-1",
+                detail: "{}")
                 == SHA256.hash(previous + expected))
         // Moving a byte from one field to the next changes the encoding.
         #expect(
             AuditChain.encoding(at: 1, account: "ab", event: "c", requestId: "", detail: "")
                 != AuditChain.encoding(at: 1, account: "a", event: "bc", requestId: "", detail: ""))
-        #expect(AuditAnchor("6:" + String(repeating: "ab", count: 32)) == AuditAnchor(sequence: 6, hash: [UInt8](repeating: 0xAB, count: 32)))
-        for bad in ["6", "0:" + String(repeating: "a", count: 64), "6:" + String(repeating: "a", count: 63), "x:y", "6:" + String(repeating: "g", count: 64)] {
+        #expect(
+            AuditAnchor("6:" + String(repeating: "ab", count: 32))
+                == AuditAnchor(sequence: 6, hash: [UInt8](repeating: 0xAB, count: 32)))
+        for bad in [
+            "6", "0:" + String(repeating: "a", count: 64), "6:" + String(repeating: "a", count: 63), "x:y",
+            "6:" + String(repeating: "g", count: 64),
+        ] {
             #expect(AuditAnchor(bad) == nil, "\(bad)")
         }
     }
 
     // MARK: Concurrency
 
-    @Test("concurrent appends on two servers keep one chain, on PostgreSQL in fewer commits than rows", arguments: TestBackend.available)
+    @Test(
+        "concurrent appends on two servers keep one chain, on PostgreSQL in fewer commits than rows",
+        arguments: TestBackend.available)
     func concurrentAppends(backend: TestBackend) async throws {
         let (tasks, requests) = backend == .postgres ? (48, 8) : (12, 5)
         try await TestWorld.with(backend, servers: 2) { world in
@@ -468,7 +562,8 @@ struct AuditTrailTests {
                         for request in 0..<requests {
                             let answer = try await world.send(
                                 .POST, "/webhook/backup/fetch", json: .object([("clientId", .string("c\(task)"))]),
-                                headers: world.webhookHeaders + [("X-Request-Id", "t\(task)-r\(request)")], server: task + request)
+                                headers: world.webhookHeaders + [("X-Request-Id", "t\(task)-r\(request)")],
+                                server: task + request)
                             #expect(answer.status == 200)
                         }
                     }
@@ -494,13 +589,15 @@ struct AuditTrailTests {
 
     // MARK: The listing
 
-    @Test("the listing: the webhook secret, one account, opaque cursors, bounded pages", arguments: TestBackend.available)
+    @Test(
+        "the listing: the webhook secret, one account, opaque cursors, bounded pages", arguments: TestBackend.available)
     func listing(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             for (account, count) in [("a", 5), ("b", 3)] {
                 for _ in 0..<count {
                     try await world.send(
-                        .POST, "/webhook/backup/fetch", json: .object([("clientId", .string(account))]), headers: world.webhookHeaders)
+                        .POST, "/webhook/backup/fetch", json: .object([("clientId", .string(account))]),
+                        headers: world.webhookHeaders)
                 }
             }
             let rows = try await world.auditRows().filter { $0.account == "a" }
@@ -509,7 +606,8 @@ struct AuditTrailTests {
             var pages = 0
             repeat {
                 let page = try await world.send(
-                    .GET, "/users/a/audit-events?limit=2" + (cursor.map { "&after=\($0)" } ?? ""), headers: world.webhookHeaders)
+                    .GET, "/users/a/audit-events?limit=2" + (cursor.map { "&after=\($0)" } ?? ""),
+                    headers: world.webhookHeaders)
                 #expect(page.status == 200)
                 guard case .array(let events)? = page.json?["events"] else { break }
                 listed += events
@@ -518,9 +616,15 @@ struct AuditTrailTests {
             } while cursor != nil && pages < 10
             #expect(pages == 3)
             #expect(listed.map { $0["sequence"] } == rows.map { .number(String($0.sequence)) })
-            #expect(listed.allSatisfy { $0["event"] == .string("custodianSharesServed") && $0["detail"] == .object([("count", .number("0"))]) })
+            #expect(
+                listed.allSatisfy {
+                    $0["event"] == .string("custodianSharesServed")
+                        && $0["detail"] == .object([("count", .number("0"))])
+                })
             let all = try await world.send(.GET, "/users/a/audit-events", headers: world.webhookHeaders)
-            #expect(all.json?["events"].map { if case .array(let e) = $0 { e.count } else { 0 } } == 5 && all.string("nextCursor") == nil)
+            #expect(
+                all.json?["events"].map { if case .array(let e) = $0 { e.count } else { 0 } } == 5
+                    && all.string("nextCursor") == nil)
             let nobody = try await world.send(.GET, "/users/nobody/audit-events", headers: world.webhookHeaders)
             #expect(nobody.json == .object([("events", .array([]))]))
 
@@ -530,13 +634,17 @@ struct AuditTrailTests {
                 #expect(refused.status == 401 && refused.errorCode == "unauthorized", "\(headers)")
             }
             for query in [
-                "after=xyz", "after=000000000000000G", "after=00000000000000001", "after=0000000000000001&after=0000000000000002",
+                "after=xyz", "after=000000000000000G", "after=00000000000000001",
+                "after=0000000000000001&after=0000000000000002",
                 "limit=0", "limit=201", "limit=abc", "limit=01", "limit=-1", "limit=1&limit=2",
             ] {
-                let refused = try await world.send(.GET, "/users/a/audit-events?\(query)", headers: world.webhookHeaders)
+                let refused = try await world.send(
+                    .GET, "/users/a/audit-events?\(query)", headers: world.webhookHeaders)
                 #expect(refused.status == 400 && refused.errorCode == "malformedInput", "\(query): \(refused.text)")
             }
-            #expect(try await world.send(.GET, "/users/a/audit-events?limit=200", headers: world.webhookHeaders).status == 200)
+            #expect(
+                try await world.send(.GET, "/users/a/audit-events?limit=200", headers: world.webhookHeaders).status
+                    == 200)
             #expect(try await world.send(.GET, "/users/%00/audit-events", headers: world.webhookHeaders).status == 400)
         }
     }
@@ -555,7 +663,8 @@ struct AuditTrailTests {
             #expect(fresh.utf8.count == 32 && Hex.decode(fresh) != nil && id(second) != fresh)
             // Errors too: an unknown route, a missing credential, a malformed body.
             for response in [
-                try await world.send(.GET, "/nope", checkSpec: false), try await world.send(.GET, "/users/a/recovery-methods"),
+                try await world.send(.GET, "/nope", checkSpec: false),
+                try await world.send(.GET, "/users/a/recovery-methods"),
                 try await world.send(.POST, "/recovery/flows", body: Array("{".utf8)),
             ] {
                 #expect(response.status >= 400 && id(response).map { $0.utf8.count == 32 } == true, "\(response.text)")
@@ -570,7 +679,8 @@ struct AuditTrailTests {
                 let replaced = try await world.send(.GET, "/health", headers: [("X-Request-Id", bad)])
                 #expect(id(replaced).map { $0 != bad && $0.utf8.count == 32 } == true, "\(bad)")
             }
-            let twice = try await world.send(.GET, "/health", headers: [("X-Request-Id", "one"), ("X-Request-Id", "two")])
+            let twice = try await world.send(
+                .GET, "/health", headers: [("X-Request-Id", "one"), ("X-Request-Id", "two")])
             #expect(id(twice).map { $0.utf8.count == 32 } == true)
             #expect(RequestID.isWellFormed(String(repeating: "z", count: 64)) && !RequestID.isWellFormed("a/b"))
         }
@@ -582,7 +692,8 @@ struct AuditTrailTests {
     static func looseLimits(_ configuration: inout ServerConfiguration) {
         let loose = ServerConfiguration.RateLimit(limit: 1_000, windowSeconds: 900)
         configuration.rateLimits = .init(
-            verifyPerIdentifier: loose, verifyPerAddress: loose, flowCreationPerIdentifier: loose, flowCreationPerAddress: loose)
+            verifyPerIdentifier: loose, verifyPerAddress: loose, flowCreationPerIdentifier: loose,
+            flowCreationPerAddress: loose)
     }
 
     /// Another six-digit code.
@@ -605,7 +716,9 @@ struct AuditTrailTests {
     }
 
     /// A fresh migrated database holding `rows` appended rows of two accounts.
-    static func withChain(_ backend: TestBackend, rows count: Int, _ body: (any ServerStorage, [AuditRow]) async throws -> Void)
+    static func withChain(
+        _ backend: TestBackend, rows count: Int, _ body: (any ServerStorage, [AuditRow]) async throws -> Void
+    )
         async throws
     {
         try await TestWorld.withStorage(backend) { storage in
@@ -613,7 +726,9 @@ struct AuditTrailTests {
                 var detail = AuditEvent.Detail()
                 detail.count = index
                 try await storage.recordAudit(
-                    AuditEvent(.custodianSharesServed, account: index % 2 == 0 ? "even" : "odd", requestId: "r\(index)", at: 1_000 + Int64(index), detail: detail))
+                    AuditEvent(
+                        .custodianSharesServed, account: index % 2 == 0 ? "even" : "odd", requestId: "r\(index)",
+                        at: 1_000 + Int64(index), detail: detail))
             }
             let rows = try await storage.auditChain(after: 0, limit: 100)
             try #require(rows.count == count)

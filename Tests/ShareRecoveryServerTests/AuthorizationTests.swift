@@ -70,7 +70,8 @@ struct AuthorizationTests {
                 // Another user of the same integrator: this one's open session would refuse a delete
                 // (operationInProgress), and the route's credentials are what is tested here.
                 Route(
-                    name: "delete", method: .DELETE, path: deletePath, body: nil, purpose: .deleteRecovery, singleUse: true,
+                    name: "delete", method: .DELETE, path: deletePath, body: nil, purpose: .deleteRecovery,
+                    singleUse: true,
                     user: deleteUser),
                 Route(
                     name: "methods", method: .GET, path: "/users/\(user)/recovery-methods", body: nil, purpose: nil,
@@ -121,8 +122,10 @@ struct AuthorizationTests {
                     let spent = mint(route.user, purpose)
                     if route.method == .PUT {
                         #expect(
-                            try await world.send(route.method, route.path, json: route.body!, headers: world.bearer(spent))
-                                .status == 204)
+                            try await world.send(
+                                route.method, route.path, json: route.body!, headers: world.bearer(spent)
+                            )
+                            .status == 204)
                     } else {
                         #expect(
                             try await world.send(

@@ -13,7 +13,8 @@ import Testing
 @Suite("Concurrency")
 struct ConcurrencyTests {
     static let postgresRequestsPerClient =
-        ProcessInfo.processInfo.environment["SHARE_RECOVERY_CONCURRENT_REQUESTS"].flatMap { Int($0) }.map { max($0, 1) } ?? 200
+        ProcessInfo.processInfo.environment["SHARE_RECOVERY_CONCURRENT_REQUESTS"].flatMap { Int($0) }.map { max($0, 1) }
+        ?? 200
 
     /// What one client expects the servers to hold for it (each client is sequential, so this is exact).
     struct Expected {

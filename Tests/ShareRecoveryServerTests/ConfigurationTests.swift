@@ -88,8 +88,12 @@ struct ConfigurationTests {
         #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.file(path: file)) }
         try Data(String(repeating: "zz", count: 32).utf8).write(to: URL(fileURLWithPath: file))
         #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.file(path: file)) }
-        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.file(path: directory + "/missing")) }
-        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.value(SecureBytes(zeros: 31))) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) {
+            try SecretLoading.masterKey(.file(path: directory + "/missing"))
+        }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) {
+            try SecretLoading.masterKey(.value(SecureBytes(zeros: 31)))
+        }
 
         setenv("SHARE_RECOVERY_TEST_KEY", String(repeating: "01", count: 32), 1)
         defer { unsetenv("SHARE_RECOVERY_TEST_KEY") }
@@ -101,7 +105,9 @@ struct ConfigurationTests {
         }
 
         try Data("short\n".utf8).write(to: URL(fileURLWithPath: file))
-        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.webhookSecret(.file(path: file)) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) {
+            try SecretLoading.webhookSecret(.file(path: file))
+        }
         try Data("a long enough webhook secret\n".utf8).write(to: URL(fileURLWithPath: file))
         #expect(
             try SecretLoading.webhookSecret(.file(path: file))
@@ -112,7 +118,9 @@ struct ConfigurationTests {
     func postgresNeedsAKey() async throws {
         let configuration = ServerConfiguration(port: 0, database: .postgres(url: "postgres://u@127.0.0.1:1/db"))
         guard SecretLoading.environment(ServerConfiguration.masterKeyEnvironmentVariable) == nil else { return }
-        await #expect(throws: ServerStartError(.invalidConfiguration, "")) { _ = try await makeServerApplication(configuration) }
+        await #expect(throws: ServerStartError(.invalidConfiguration, "")) {
+            _ = try await makeServerApplication(configuration)
+        }
     }
 
     @Test("an unreachable PostgreSQL fails the start at once, with a clear error")

@@ -11,16 +11,20 @@ import Testing
 /// rebuilds the key, and afterwards the wallet is gone for every device.
 @Suite("Eject with devices: from an added device; then no device signs or joins")
 struct DeviceEjectTests {
-    @Test("an added device ejects; the primary and the device are refused, no device joins, the devices' shares are deleted",
-          arguments: TestBackend.available)
+    @Test(
+        "an added device ejects; the primary and the device are refused, no device joins, the devices' shares are deleted",
+        arguments: TestBackend.available)
     func ejectFromAnAddedDevice(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2, configure: DeviceTests.configure) { world in
             let user = "device-eject-\(backend)"
             let sign = try await world.token(for: user, purpose: "sign")
-            let primary = try await WalletWire.createWallet(world: world, userId: user, walletId: "w-eject", curve: .secp256k1, token: sign)
+            let primary = try await WalletWire.createWallet(
+                world: world, userId: user, walletId: "w-eject", curve: .secp256k1, token: sign)
             let add = try await world.token(for: user, purpose: "addDevice")
-            let phone = try await DeviceWire.add(world: world, approver: primary, userId: user, deviceId: "phone", token: add)
-            let removed = try await DeviceWire.add(world: world, approver: primary, userId: user, deviceId: "old", token: add)
+            let phone = try await DeviceWire.add(
+                world: world, approver: primary, userId: user, deviceId: "phone", token: add)
+            let removed = try await DeviceWire.add(
+                world: world, approver: primary, userId: user, deviceId: "old", token: add)
             let remove = try await world.token(for: user, purpose: "removeDevice")
             #expect(try await DeviceWire.remove(world: world, deviceId: "old", token: remove).status == 204)
 
@@ -39,15 +43,18 @@ struct DeviceEjectTests {
 
             // Afterwards every device is refused, no device joins, and the custodian holds no device share.
             for share in [primary, phone] {
-                let opened = try await WalletWire.openSigning(world: world, share: share, userId: user, mode: .bip340, token: sign)
+                let opened = try await WalletWire.openSigning(
+                    world: world, share: share, userId: user, mode: .bip340, token: sign)
                 #expect(opened.status == 409 && opened.errorCode == "walletEjected", "\(opened.text)")
             }
             let joining = try await DeviceWire.approve(
-                world: world, approver: phone, userId: user, deviceId: "laptop", deviceKey: SealingKeyPair().publicKey, token: add)
+                world: world, approver: phone, userId: user, deviceId: "laptop", deviceKey: SealingKeyPair().publicKey,
+                token: add)
             #expect(joining.status == 409 && joining.errorCode == "walletEjected", "\(joining.text)")
             let storage = try world.inspector()
             let deviceRows = try await storage.transaction { transaction in
-                try await transaction.query("SELECT device_id FROM wallet_devices WHERE client_id = ?", .text(user)).count
+                try await transaction.query("SELECT device_id FROM wallet_devices WHERE client_id = ?", .text(user))
+                    .count
             }
             await storage.close()
             #expect(deviceRows == 0)

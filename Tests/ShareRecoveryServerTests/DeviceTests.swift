@@ -17,16 +17,20 @@ struct DeviceTests {
     }
 
     /// Signs through the server and checks the signature under `key`; returns the HTTP status of a refusal.
-    static func signs(_ world: TestWorld, _ share: ShareRecord, user: String, token: String, key: Point, server: Int = 0) async throws
+    static func signs(
+        _ world: TestWorld, _ share: ShareRecord, user: String, token: String, key: Point, server: Int = 0
+    ) async throws
         -> Bool
     {
         let message = Array("device \(share.setId.hex)".utf8)
-        let opened = try await WalletWire.openSigning(world: world, share: share, userId: user, mode: .bip340, token: token, server: server)
+        let opened = try await WalletWire.openSigning(
+            world: world, share: share, userId: user, mode: .bip340, token: token, server: server)
         guard opened.status == 201 else {
             #expect(opened.status == 409 && opened.errorCode == "conflict", "\(opened.text)")
             return false
         }
-        let signature = try await WalletWire.sign(world: world, share: share, userId: user, message: message, mode: .bip340, token: token, server: server)
+        let signature = try await WalletWire.sign(
+            world: world, share: share, userId: user, message: message, mode: .bip340, token: token, server: server)
         return SignatureVerifier.verify(signature: signature, message: message, publicKey: key, mode: .bip340)
     }
 
@@ -37,13 +41,15 @@ struct DeviceTests {
         try await TestWorld.with(backend, servers: 2, configure: Self.configure) { world in
             let user = "devices-\(backend)"
             let sign = try await world.token(for: user, purpose: "sign")
-            let primary = try await WalletWire.createWallet(world: world, userId: user, walletId: "w-devices", curve: .secp256k1, token: sign)
+            let primary = try await WalletWire.createWallet(
+                world: world, userId: user, walletId: "w-devices", curve: .secp256k1, token: sign)
             let key = primary.publicKey
 
             // A backup of the primary device, for the recovery at the end.
             let client = SessionClient(world: world, clientId: user)
             let addRecovery = try await world.token(for: user, purpose: "addOrUpdateRecovery")
-            let backup = try await client.open(purpose: "backup", method: .password, ownShare: primary, token: addRecovery)
+            let backup = try await client.open(
+                purpose: "backup", method: .password, ownShare: primary, token: addRecovery)
             let backupFinished = try await client.finish(backup, token: addRecovery)
             try #require(backupFinished.status == 200, "\(backupFinished.text)")
             try await client.deliverBackupShares(of: backupFinished)
@@ -51,10 +57,13 @@ struct DeviceTests {
 
             // Two devices: the phone approved by the primary device, the tablet by the phone.
             let add = try await world.token(for: user, purpose: "addDevice")
-            let phone = try await DeviceWire.add(world: world, approver: primary, userId: user, deviceId: "phone", token: add)
-            let tablet = try await DeviceWire.add(world: world, approver: phone, userId: user, deviceId: "tablet", token: add, server: 1)
+            let phone = try await DeviceWire.add(
+                world: world, approver: primary, userId: user, deviceId: "phone", token: add)
+            let tablet = try await DeviceWire.add(
+                world: world, approver: phone, userId: user, deviceId: "tablet", token: add, server: 1)
             for share in [phone, tablet] {
-                #expect(share.publicKey == key && share.partyIndex == 1 && share.threshold == 2 && share.kind == .signing)
+                #expect(
+                    share.publicKey == key && share.partyIndex == 1 && share.threshold == 2 && share.kind == .signing)
                 #expect(share.setId != primary.setId && share.generation == primary.generation)
             }
             #expect(phone.setId != tablet.setId)
@@ -68,7 +77,8 @@ struct DeviceTests {
 
             // The limit (3 here): a fourth device is refused, typed, and stores nothing.
             let refused = try await DeviceWire.approve(
-                world: world, approver: primary, userId: user, deviceId: "laptop", deviceKey: SealingKeyPair().publicKey, token: add)
+                world: world, approver: primary, userId: user, deviceId: "laptop",
+                deviceKey: SealingKeyPair().publicKey, token: add)
             #expect(refused.status == 409 && refused.errorCode == "deviceLimitReached", "\(refused.text)")
             #expect(try await DeviceWire.list(world: world, token: sign).count == 3)
 
@@ -83,7 +93,8 @@ struct DeviceTests {
             #expect(try await DeviceWire.list(world: world, token: sign) == ["primary", "tablet"])
             // A removed device cannot approve another; the primary one cannot be removed.
             let fromRemoved = try await DeviceWire.open(
-                world: world, approver: phone, userId: user, deviceId: "watch", deviceKey: SealingKeyPair().publicKey, token: add)
+                world: world, approver: phone, userId: user, deviceId: "watch", deviceKey: SealingKeyPair().publicKey,
+                token: add)
             #expect(fromRemoved.status == 409, "\(fromRemoved.text)")
             let removePrimary = try await world.token(for: user, purpose: "removeDevice")
             #expect(try await DeviceWire.remove(world: world, deviceId: "primary", token: removePrimary).status == 409)
@@ -91,17 +102,21 @@ struct DeviceTests {
 
             // Recover from the backup: the recovered device signs under the same key; every earlier set is refused.
             let recover = try await world.token(for: user, purpose: "recover")
-            let recovery = try await client.open(purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
+            let recovery = try await client.open(
+                purpose: "recovery", method: .password, ownShare: backup.newShare, token: recover)
             try #require(try await client.finish(recovery, token: recover).status == 200)
             try #require(try await client.confirm(recovery.sessionId, token: recover).status == 204)
             let recovered = recovery.newShare
             #expect(recovered.publicKey == key)
             #expect(try await Self.signs(world, recovered, user: user, token: sign, key: key))
-            for old in [primary, tablet] { #expect(try await Self.signs(world, old, user: user, token: sign, key: key) == false) }
+            for old in [primary, tablet] {
+                #expect(try await Self.signs(world, old, user: user, token: sign, key: key) == false)
+            }
             #expect(try await DeviceWire.list(world: world, token: sign) == ["primary"])
 
             // The recovered device approves a new one, which signs.
-            let laptop = try await DeviceWire.add(world: world, approver: recovered, userId: user, deviceId: "laptop", token: add)
+            let laptop = try await DeviceWire.add(
+                world: world, approver: recovered, userId: user, deviceId: "laptop", token: add)
             #expect(try await Self.signs(world, laptop, user: user, token: sign, key: key, server: 1))
 
             // Audited in the transactions that made the changes.
@@ -132,40 +147,56 @@ struct DeviceTests {
             let devices = HTTPWalletClient(baseURL: base, tokenProvider: { purpose in purpose == .sign ? sign : add })
             let key = SealingKeyPair()
             // Before approval there is nothing to join.
-            await #expect(throws: ShareRecoveryError.self) { try await devices.joinDevice(deviceId: "phone", keyPair: key) }
-            let added = try await devices.approveDevice(share: primary, clientId: user, deviceId: "phone", deviceKey: key.publicKey)
+            await #expect(throws: ShareRecoveryError.self) {
+                try await devices.joinDevice(deviceId: "phone", keyPair: key)
+            }
+            let added = try await devices.approveDevice(
+                share: primary, clientId: user, deviceId: "phone", deviceKey: key.publicKey)
             #expect(added.deviceId == "phone" && added.approvedBy == primary.setId.hex)
             // Sub-shares sealed to another key do not open; the expected wallet key is checked.
-            await #expect(throws: ShareRecoveryError.self) { try await devices.joinDevice(deviceId: "phone", keyPair: SealingKeyPair()) }
+            await #expect(throws: ShareRecoveryError.self) {
+                try await devices.joinDevice(deviceId: "phone", keyPair: SealingKeyPair())
+            }
             let stranger = try KeyGeneration.generate(curve: .ed25519, walletId: "x")[0].publicKey
             await #expect(throws: ShareRecoveryError.self) {
                 try await devices.joinDevice(deviceId: "phone", keyPair: key, walletPublicKey: stranger)
             }
-            let phone = try await devices.joinDevice(deviceId: "phone", keyPair: key, walletPublicKey: primary.publicKey)
+            let phone = try await devices.joinDevice(
+                deviceId: "phone", keyPair: key, walletPublicKey: primary.publicKey)
             #expect(phone.setId.hex == added.setId)
             for share in [primary, phone] {
                 let (_, signature) = try await wallet.sign(share: share, clientId: user, message: [7])
-                #expect(SignatureVerifier.verify(signature: signature, message: [7], publicKey: primary.publicKey, mode: .rfc9591))
+                #expect(
+                    SignatureVerifier.verify(
+                        signature: signature, message: [7], publicKey: primary.publicKey, mode: .rfc9591))
             }
             let listed = try await devices.devices()
             #expect(listed.devices.map(\.deviceId) == ["primary", "phone"] && listed.maximum == 3)
             // A taken id is refused.
             await #expect(throws: TransportError.self) {
-                try await devices.approveDevice(share: primary, clientId: user, deviceId: "phone", deviceKey: key.publicKey)
+                try await devices.approveDevice(
+                    share: primary, clientId: user, deviceId: "phone", deviceKey: key.publicKey)
             }
             // A third device fills the wallet (limit 3); a fourth is refused with the typed code.
-            _ = try await devices.approveDevice(share: phone, clientId: user, deviceId: "tablet", deviceKey: SealingKeyPair().publicKey)
+            _ = try await devices.approveDevice(
+                share: phone, clientId: user, deviceId: "tablet", deviceKey: SealingKeyPair().publicKey)
             do {
-                _ = try await devices.approveDevice(share: primary, clientId: user, deviceId: "laptop", deviceKey: SealingKeyPair().publicKey)
+                _ = try await devices.approveDevice(
+                    share: primary, clientId: user, deviceId: "laptop", deviceKey: SealingKeyPair().publicKey)
                 Issue.record("a fourth device was added")
             } catch let error as TransportError {
                 #expect(error.code == .deviceLimitReached && error.status == 409, "\(error)")
             }
-            let remover = HTTPWalletClient(baseURL: base, tokenProvider: { _ in try await world.token(for: user, purpose: "removeDevice") })
+            let remover = HTTPWalletClient(
+                baseURL: base, tokenProvider: { _ in try await world.token(for: user, purpose: "removeDevice") })
             try await remover.removeDevice(deviceId: "phone")
-            await #expect(throws: TransportError.self) { try await wallet.sign(share: phone, clientId: user, message: [8]) }
+            await #expect(throws: TransportError.self) {
+                try await wallet.sign(share: phone, clientId: user, message: [8])
+            }
             let (_, signature) = try await wallet.sign(share: primary, clientId: user, message: [8])
-            #expect(SignatureVerifier.verify(signature: signature, message: [8], publicKey: primary.publicKey, mode: .rfc9591))
+            #expect(
+                SignatureVerifier.verify(
+                    signature: signature, message: [8], publicKey: primary.publicKey, mode: .rfc9591))
         }
     }
 }

@@ -14,7 +14,9 @@ import Testing
 /// afterwards, the audit row in an intact chain, and no form of the key in a log line or a row.
 @Suite("Eject: the custodian releases its share once, then refuses the wallet")
 struct EjectTests {
-    @Test("flow → token → eject → the key's public key, computed apart, is the wallet's → signing refused → audited", arguments: TestBackend.available)
+    @Test(
+        "flow → token → eject → the key's public key, computed apart, is the wallet's → signing refused → audited",
+        arguments: TestBackend.available)
     func ejectEndToEnd(backend: TestBackend) async throws {
         let log = CapturedLog()
         var logger = Logger(label: "eject") { _ in CapturingLogHandler(sink: log) }
@@ -46,20 +48,27 @@ struct EjectTests {
                 let hex = String(decoding: key.privateKeyHex.revealedBytes(), as: UTF8.self)
                 #expect(ExportedKeyCheck.publicKey(ofHex: hex, curve: curve) == device.publicKey.rawRepresentation)
                 secrets.append(SecretForms("\(curve) key", secret: key.privateKey.rawRepresentation))
-                secrets.append(SecretForms("\(curve) device share", secret: try #require(device.secret).rawRepresentation))
+                secrets.append(
+                    SecretForms("\(curve) device share", secret: try #require(device.secret).rawRepresentation))
 
                 // Afterwards: signing, a second eject and a new DKG of the wallet are refused with walletEjected.
                 for server in 0..<2 {
-                    let again = HTTPWalletClient(baseURL: world.servers[server].baseURL(), tokenProvider: { _ in signToken })
-                    let refused = await #expect(throws: ShareRecoveryError.self) { _ = try await again.sign(share: device, clientId: user, message: [2]) }
+                    let again = HTTPWalletClient(
+                        baseURL: world.servers[server].baseURL(), tokenProvider: { _ in signToken })
+                    let refused = await #expect(throws: ShareRecoveryError.self) {
+                        _ = try await again.sign(share: device, clientId: user, message: [2])
+                    }
                     #expect(refused?.code == .walletEjected, "\(String(describing: refused))")
                 }
-                let opened = try await WalletWire.openSigning(world: world, share: device, userId: user, mode: .default(for: curve), token: signToken)
+                let opened = try await WalletWire.openSigning(
+                    world: world, share: device, userId: user, mode: .default(for: curve), token: signToken)
                 #expect(opened.status == 409 && opened.errorCode == "walletEjected", "\(opened.text)")
                 let secondToken = try await world.token(for: user, purpose: "eject")
                 let second = await #expect(throws: ShareRecoveryError.self) {
-                    _ = try await HTTPWalletClient(baseURL: world.servers[0].baseURL(), tokenProvider: { _ in secondToken })
-                        .eject(share: device, clientId: user)
+                    _ = try await HTTPWalletClient(
+                        baseURL: world.servers[0].baseURL(), tokenProvider: { _ in secondToken }
+                    )
+                    .eject(share: device, clientId: user)
                 }
                 #expect(second?.code == .walletEjected)
                 let recreate = await #expect(throws: ShareRecoveryError.self) {
@@ -71,9 +80,12 @@ struct EjectTests {
                 let storage = try world.inspector()
                 let (shares, marks) = try await storage.transaction { transaction in
                     (
-                        try await transaction.query("SELECT set_id FROM signing_shares WHERE client_id = ?", .text(user)).count,
                         try await transaction.query(
-                            "SELECT public_key FROM ejected_wallets WHERE client_id = ? AND wallet_id = ?", .text(user), .text("w")
+                            "SELECT set_id FROM signing_shares WHERE client_id = ?", .text(user)
+                        ).count,
+                        try await transaction.query(
+                            "SELECT public_key FROM ejected_wallets WHERE client_id = ? AND wallet_id = ?", .text(user),
+                            .text("w")
                         ).map { try $0.text("public_key") }
                     )
                 }
@@ -84,7 +96,9 @@ struct EjectTests {
                 let rows = try await world.auditRows().filter { $0.account == user }
                 #expect(rows.map(\.event).filter { $0 == "walletEjected" }.count == 1)
                 let ejected = try #require(rows.first { $0.event == "walletEjected" })
-                #expect(ejected.detail.contains("\"walletId\":\"w\"") && ejected.detail.contains(device.setId.hex), "\(ejected.detail)")
+                #expect(
+                    ejected.detail.contains("\"walletId\":\"w\"") && ejected.detail.contains(device.setId.hex),
+                    "\(ejected.detail)")
             }
             let storage = try world.inspector()
             let verification = try await AuditTrail.verify(storage)
@@ -92,7 +106,8 @@ struct EjectTests {
             #expect(verification.count > 0)
 
             // No form of a key or share in a log line, an audit row or any stored row.
-            let rows = try await world.auditRows().map { "\($0.account) \($0.event) \($0.detail)" }.joined(separator: "\n")
+            let rows = try await world.auditRows().map { "\($0.account) \($0.event) \($0.detail)" }.joined(
+                separator: "\n")
             let stored = try await world.snapshot().joined(separator: "\n")
             let logged = log.all.joined(separator: "\n")
             #expect(!logged.isEmpty)
@@ -102,16 +117,21 @@ struct EjectTests {
         }
     }
 
-    @Test("eject needs a token of purpose eject, for the user: sign, recover, another user's are 403 and change nothing", arguments: TestBackend.available)
+    @Test(
+        "eject needs a token of purpose eject, for the user: sign, recover, another user's are 403 and change nothing",
+        arguments: TestBackend.available)
     func wrongPurposeRefused(backend: TestBackend) async throws {
         try await TestWorld.with(backend, configure: WalletSessionTests.unlimitedFlows) { world in
             let user = "eject-purpose"
             let signToken = try await world.token(for: user, purpose: "sign")
-            let device = try await HTTPWalletClient(baseURL: world.servers[0].baseURL(), tokenProvider: { _ in signToken })
-                .createWallet(clientId: user, walletId: "w", curve: .secp256k1)
+            let device = try await HTTPWalletClient(
+                baseURL: world.servers[0].baseURL(), tokenProvider: { _ in signToken }
+            )
+            .createWallet(clientId: user, walletId: "w", curve: .secp256k1)
             let before = try await world.snapshot()
             let others = [
-                try await world.token(for: user, purpose: "recover"), signToken, try await world.token(for: "someone-else", purpose: "eject"),
+                try await world.token(for: user, purpose: "recover"), signToken,
+                try await world.token(for: "someone-else", purpose: "eject"),
             ]
             for token in others {
                 let response = try await WalletWire.eject(world: world, share: device, userId: user, token: token)
@@ -127,12 +147,14 @@ struct EjectTests {
             #expect(wrong?.code == .forbidden)
             // An eject token cannot sign.
             let ejectToken = try await world.token(for: user, purpose: "eject")
-            let signing = try await WalletWire.openSigning(world: world, share: device, userId: user, mode: .bip340, token: ejectToken)
+            let signing = try await WalletWire.openSigning(
+                world: world, share: device, userId: user, mode: .bip340, token: ejectToken)
             #expect(signing.status == 403, "\(signing.text)")
             #expect(try await world.snapshot() == before)
             // A device share of another set is refused before anything changes; then the right one works once.
             let stale = try KeyGeneration.generate(curve: .secp256k1, walletId: "w")[0]
-            let refused = try await WalletWire.eject(world: world, share: device, userId: user, token: ejectToken, setId: stale.setId.hex)
+            let refused = try await WalletWire.eject(
+                world: world, share: device, userId: user, token: ejectToken, setId: stale.setId.hex)
             #expect(refused.status == 409 && refused.errorCode == "conflict", "\(refused.text)")
             #expect(try await world.snapshot() == before)
             let released = try await WalletWire.eject(world: world, share: device, userId: user, token: ejectToken)
@@ -143,13 +165,17 @@ struct EjectTests {
         }
     }
 
-    @Test("a lost answer: the same Idempotency-Key replays the sealed share, once ejected", arguments: TestBackend.available)
+    @Test(
+        "a lost answer: the same Idempotency-Key replays the sealed share, once ejected",
+        arguments: TestBackend.available)
     func lostAnswerIsReplayed(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2, configure: WalletSessionTests.unlimitedFlows) { world in
             let user = "eject-replay"
             let signToken = try await world.token(for: user, purpose: "sign")
-            let device = try await HTTPWalletClient(baseURL: world.servers[0].baseURL(), tokenProvider: { _ in signToken })
-                .createWallet(clientId: user, walletId: "w", curve: .ed25519)
+            let device = try await HTTPWalletClient(
+                baseURL: world.servers[0].baseURL(), tokenProvider: { _ in signToken }
+            )
+            .createWallet(clientId: user, walletId: "w", curve: .ed25519)
             let ejectToken = try await world.token(for: user, purpose: "eject")
             let sessionKey = SealingKeyPair()
             let body = JSONValue.object([
@@ -167,7 +193,8 @@ struct EjectTests {
             let sealed = try #require(Base64.decode(sealedText))
             let secret = try Scalar(secret: try SealedBox.open(sealed, with: sessionKey), curve: .ed25519)
             let custodian = try ShareRecord(
-                walletId: "w", curve: .ed25519, kind: .signing, threshold: 2, parties: 2, partyIndex: 2, generation: device.generation,
+                walletId: "w", curve: .ed25519, kind: .signing, threshold: 2, parties: 2, partyIndex: 2,
+                generation: device.generation,
                 setId: device.setId, secret: secret, commitments: device.commitments)
             #expect(try KeyEjection.rebuildKeyForEject([device, custodian]).publicKey == device.publicKey)
             // Without the Idempotency-Key, a new request is refused: the wallet is ejected.
@@ -181,13 +208,17 @@ struct EjectTests {
 extension WalletWire {
     /// `POST /wallets/eject` for the device's wallet (its set, or `setId`), the share sealed to a
     /// throwaway key; `token` `nil` sends no `Authorization`.
-    static func eject(world: TestWorld, share: ShareRecord, userId: String, token: String?, setId: String? = nil, server: Int = 0)
+    static func eject(
+        world: TestWorld, share: ShareRecord, userId: String, token: String?, setId: String? = nil, server: Int = 0
+    )
         async throws -> APIResponse
     {
         let body = JSONValue.object([
-            ("clientId", .string(userId)), ("walletId", .string(share.walletId)), ("setId", .string(setId ?? share.setId.hex)),
+            ("clientId", .string(userId)), ("walletId", .string(share.walletId)),
+            ("setId", .string(setId ?? share.setId.hex)),
             ("clientKey", .string(Hex.encode(SealingKeyPair().publicKey))),
         ])
-        return try await world.send(.POST, "/wallets/eject", json: body, headers: token.map(world.bearer) ?? [], server: server)
+        return try await world.send(
+            .POST, "/wallets/eject", json: body, headers: token.map(world.bearer) ?? [], server: server)
     }
 }

@@ -27,7 +27,9 @@ struct ErrorCodeTests {
         // retries, then says unavailable.
         let refusals = Self.serverNames.subtracting(["sourceFailure", "internalError", "notReady"])
         #expect(refusals.subtracting(Self.transportNames).isEmpty, "\(refusals.subtracting(Self.transportNames))")
-        #expect(!Self.serverNames.contains(APIErrorCode.conflict.name), "conflict is the engine's code, which the server answers with; not one of its own")
+        #expect(
+            !Self.serverNames.contains(APIErrorCode.conflict.name),
+            "conflict is the engine's code, which the server answers with; not one of its own")
     }
 
     @Test("an engine code on the wire keeps its name")

@@ -119,7 +119,8 @@ struct FaultyNetworkTests {
     static var lanes: Int { max(1, min(4, trials / 50)) }
 
     static func everyOperationCommitsOnce(backend: TestBackend) async throws {
-        let seed = Self.environment["SHARE_RECOVERY_FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        let seed =
+            Self.environment["SHARE_RECOVERY_FAULT_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print(
             "FaultyNetworkTests: backend \(backend), \(Self.trials) trials on \(Self.lanes) wallets, seed \(seed) "
                 + "(SHARE_RECOVERY_FAULT_SEED replays it)")
@@ -128,13 +129,15 @@ struct FaultyNetworkTests {
                 for lane in 0..<Self.lanes {
                     let trials = Self.trials / Self.lanes + (lane < Self.trials % Self.lanes ? 1 : 0)
                     group.addTask {
-                        try await Self.runWallet(trials: trials, lane: lane, seed: seed &+ UInt64(lane), backend: backend, world: world)
+                        try await Self.runWallet(
+                            trials: trials, lane: lane, seed: seed &+ UInt64(lane), backend: backend, world: world)
                     }
                 }
                 return try await group.reduce(into: [:]) { total, counts in total.merge(counts, uniquingKeysWith: +) }
             }
             // The faults really happened, of every kind.
-            #expect(FaultProxy.Fault.allCases.allSatisfy { counts[$0, default: 0] > 0 } || Self.trials < 20, "\(counts)")
+            #expect(
+                FaultProxy.Fault.allCases.allSatisfy { counts[$0, default: 0] > 0 } || Self.trials < 20, "\(counts)")
         }
     }
 
@@ -155,7 +158,8 @@ struct FaultyNetworkTests {
         var device = InMemorySigningShareStore(current: signing[0])
         func engine(_ store: InMemorySigningShareStore) -> RecoveryEngine {
             RecoveryEngine(
-                configuration: Self.configuration(base: base, userId: user, store: store, tokens: tokens, webhookSecret: secret))
+                configuration: Self.configuration(
+                    base: base, userId: user, store: store, tokens: tokens, webhookSecret: secret))
         }
         let cloudKey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
         let passkey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
@@ -184,8 +188,11 @@ struct FaultyNetworkTests {
             expected.confirmedRecoveries += 1
             state = try await ServerState.read(world, clientId: user)
             let current = try #require(await device.currentShare())
-            #expect(state.confirmedRecoveries == expected.confirmedRecoveries, "recovery \(trial), seed \(seed): \(state)")
-            #expect(state.generation == Int64(trial + 1) && Int64(current.generation) == state.generation, "seed \(seed): \(state)")
+            #expect(
+                state.confirmedRecoveries == expected.confirmedRecoveries, "recovery \(trial), seed \(seed): \(state)")
+            #expect(
+                state.generation == Int64(trial + 1) && Int64(current.generation) == state.generation,
+                "seed \(seed): \(state)")
             #expect(state.signingSet == current.setId.hex, "seed \(seed): \(state)")
             #expect(current.publicKey == signing[0].publicKey)
 
@@ -203,7 +210,8 @@ struct FaultyNetworkTests {
                 expected.methods = [BackupMethod.cloudKey.name]
             }
             state = try await ServerState.read(world, clientId: user)
-            #expect(state.confirmedBackups == expected.confirmedBackups, "method change \(trial), seed \(seed): \(state)")
+            #expect(
+                state.confirmedBackups == expected.confirmedBackups, "method change \(trial), seed \(seed): \(state)")
             #expect(state.methods == expected.methods, "method change \(trial), seed \(seed): \(state)")
             #expect(await device.pendingSession() == nil)
             #expect(await device.stagedShare() == nil)
@@ -212,7 +220,8 @@ struct FaultyNetworkTests {
         let (requests, counts) = proxy.report
         print(
             "FaultyNetworkTests: backend \(backend), wallet \(lane), seed \(seed): \(3 * trials) operations in \(attempts) attempts, "
-                + "\(requests) requests, faults \(counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" })")
+                + "\(requests) requests, faults \(counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" })"
+        )
 
         // Device and custodian agree: without faults, the wallet recovers once more from its backup.
         proxy.setEnabled(false)

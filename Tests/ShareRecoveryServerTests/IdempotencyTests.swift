@@ -23,7 +23,10 @@ struct IdempotencyTests {
         let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-\(clientId)")
         try await client.register(signing[1])
         let token = try await world.token(for: clientId, purpose: "addOrUpdateRecovery")
-        return (client, token, try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token))
+        return (
+            client, token,
+            try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token)
+        )
     }
 
     /// Answers to one keyed request sent several times at once: exactly one applied it (`status`, not
@@ -49,7 +52,9 @@ struct IdempotencyTests {
         }.asInt
     }
 
-    @Test("a repeated PUT with its single-use token spent gets the first answer; a new key does not", arguments: TestBackend.available)
+    @Test(
+        "a repeated PUT with its single-use token spent gets the first answer; a new key does not",
+        arguments: TestBackend.available)
     func singleUseWriteReplays(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let path = "/users/idem-put/user-backup-share?backupMethod=PASSWORD"
@@ -71,7 +76,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a keyed /backup/fetch takes its key with its audit row: a repeat is replayed and served once", arguments: TestBackend.available)
+    @Test(
+        "a keyed /backup/fetch takes its key with its audit row: a repeat is replayed and served once",
+        arguments: TestBackend.available)
     func keyedFetchReplays(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let headers = world.webhookHeaders + [("Idempotency-Key", Self.key())]
@@ -79,7 +86,8 @@ struct IdempotencyTests {
             let first = try await world.send(.POST, "/webhook/backup/fetch", json: body, headers: headers)
             #expect(first.status == 200 && Self.header(first, "Idempotent-Replayed") == nil, "\(first.text)")
             let repeated = try await world.send(.POST, "/webhook/backup/fetch", json: body, headers: headers)
-            #expect(repeated.status == 200 && Self.header(repeated, "Idempotent-Replayed") == "true", "\(repeated.text)")
+            #expect(
+                repeated.status == 200 && Self.header(repeated, "Idempotent-Replayed") == "true", "\(repeated.text)")
             // Had the row been joined into a batch (AuditBatches), no transaction would have taken the
             // key: the repeat would have run, and been served and audited, again.
             #expect(try await world.auditRows().filter { $0.event == "custodianSharesServed" }.count == 1)
@@ -125,8 +133,11 @@ struct IdempotencyTests {
             #expect(first != second)
             let token = try await world.token(for: "idem-reuse", purpose: "addOrUpdateRecovery")
             let headers = world.bearer(token) + [("Idempotency-Key", Self.key())]
-            #expect(try await world.send(.PUT, path, json: .object([("cipherText", .string(first))]), headers: headers).status == 204)
-            let reused = try await world.send(.PUT, path, json: .object([("cipherText", .string(second))]), headers: headers)
+            #expect(
+                try await world.send(.PUT, path, json: .object([("cipherText", .string(first))]), headers: headers)
+                    .status == 204)
+            let reused = try await world.send(
+                .PUT, path, json: .object([("cipherText", .string(second))]), headers: headers)
             #expect(reused.status == 422 && reused.errorCode == "idempotencyKeyReused", "\(reused.text)")
             let read = try await world.token(for: "idem-reuse", purpose: "recover")
             #expect(try await world.send(.GET, path, headers: world.bearer(read)).string("cipherText") == first)
@@ -142,7 +153,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a request that changed nothing frees its key: no row, and a repeat runs again", arguments: TestBackend.available)
+    @Test(
+        "a request that changed nothing frees its key: no row, and a repeat runs again",
+        arguments: TestBackend.available)
     func refusalsLeaveNoRow(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let path = "/users/idem-bad/user-backup-share?backupMethod=PASSWORD"
@@ -166,7 +179,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("identical keyed requests at once apply once; the others get that answer or are told to retry", arguments: TestBackend.available)
+    @Test(
+        "identical keyed requests at once apply once; the others get that answer or are told to retry",
+        arguments: TestBackend.available)
     func simultaneousRepeatsApplyOnce(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let path = "/users/idem-race/user-backup-share?backupMethod=PASSWORD"
@@ -186,7 +201,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a repeat that started before the first's change and ran after it answers as a repeat, not with its own refusal", arguments: TestBackend.available)
+    @Test(
+        "a repeat that started before the first's change and ran after it answers as a repeat, not with its own refusal",
+        arguments: TestBackend.available)
     func lateRepeatsAnswerAsRepeats(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let (client, token, session) = try await Self.openBackup(world, clientId: "idem-finish")
@@ -209,7 +226,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a refusal's audit row does not take the key: a repeat runs again, and the change then takes it", arguments: TestBackend.available)
+    @Test(
+        "a refusal's audit row does not take the key: a repeat runs again, and the change then takes it",
+        arguments: TestBackend.available)
     func refusalAuditsLeaveTheKeyFree(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let (client, token, session) = try await Self.openBackup(world, clientId: "idem-refused")
@@ -235,7 +254,9 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("the first change takes the key; a repeat meanwhile is in progress, a competing change rolls back, a retired key is taken again", arguments: TestBackend.available)
+    @Test(
+        "the first change takes the key; a repeat meanwhile is in progress, a competing change rolls back, a retired key is taken again",
+        arguments: TestBackend.available)
     func takingTheKey(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let storage = try world.inspector()
@@ -255,7 +276,8 @@ struct IdempotencyTests {
                 do {
                     try await storage.transaction { transaction -> Void in
                         try await transaction.query(
-                            "INSERT INTO spent_tokens (token_id, expires_at) VALUES (?, ?)", .text(id), .integer(now + 600))
+                            "INSERT INTO spent_tokens (token_id, expires_at) VALUES (?, ?)", .text(id),
+                            .integer(now + 600))
                         try await claim.markApplied(in: transaction)
                     }
                 } catch let error as APIError {

@@ -173,7 +173,8 @@ struct MalformedInputTests {
         }
     }
 
-    @Test("a method no route of a known path takes is 405 methodNotAllowed with Allow", arguments: TestBackend.available)
+    @Test(
+        "a method no route of a known path takes is 405 methodNotAllowed with Allow", arguments: TestBackend.available)
     func methodsNotAllowed(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let spec = OpenAPISpec.shared

@@ -24,7 +24,8 @@ struct OpenAPITests {
         "DELETE /recovery/sessions/{sessionId}",
         "POST /wallets/dkg", "POST /wallets/dkg/{sessionId}/finish", "POST /wallets/signing-sessions",
         "POST /wallets/signing-sessions/{sessionId}/sign", "POST /wallets/device-sessions",
-        "POST /wallets/device-sessions/{sessionId}/finish", "GET /wallets/devices", "GET /wallets/devices/{deviceId}/enrolment",
+        "POST /wallets/device-sessions/{sessionId}/finish", "GET /wallets/devices",
+        "GET /wallets/devices/{deviceId}/enrolment",
         "DELETE /wallets/devices/{deviceId}", "POST /wallets/eject",
     ]
 
@@ -77,7 +78,9 @@ struct OpenAPITests {
         "\u{80}", "", String(repeating: "a", count: 256), "a\u{0}b", "tab\there", "line\n", "\u{1F}", "del\u{7F}",
     ]
 
-    @Test("the document accepts an identifier, userId, limit or cursor exactly when the server does", arguments: TestBackend.available)
+    @Test(
+        "the document accepts an identifier, userId, limit or cursor exactly when the server does",
+        arguments: TestBackend.available)
     func limitsAgree(backend: TestBackend) async throws {
         let spec = OpenAPISpec.shared
         func accepts(_ schema: JSONValue?, _ value: JSONValue) throws -> Bool {
@@ -121,7 +124,9 @@ struct OpenAPITests {
             ] {
                 let response = try await world.send(
                     .GET, "/users/probe/audit-events?after=\(value)", headers: world.webhookHeaders)
-                #expect(try accepts(cursor, .string(value)) == (response.status == 200), "after=\(value): \(response.status)")
+                #expect(
+                    try accepts(cursor, .string(value)) == (response.status == 200),
+                    "after=\(value): \(response.status)")
             }
         }
     }
@@ -173,7 +178,9 @@ struct OpenAPITests {
     @Test("every operation's success response validates against the spec", arguments: TestBackend.available)
     func walkEveryOperation(backend: TestBackend) async throws {
         let metricsToken = Hex.encode(SystemRandom().bytes(count: 16))
-        try await TestWorld.with(backend, configure: { $0.metricsToken = .value(SecureBytes(copying: Array(metricsToken.utf8))) }) {
+        try await TestWorld.with(
+            backend, configure: { $0.metricsToken = .value(SecureBytes(copying: Array(metricsToken.utf8))) }
+        ) {
             world in
             // Recovery flows, tokens, the integrator API, webhooks and a full session: each send() checks the spec.
             let client = SessionClient(world: world, clientId: "spec")
@@ -216,20 +223,26 @@ struct OpenAPITests {
             #expect(try await world.send(.GET, "/ready").status == 200)
             #expect(try await world.send(.GET, "/metrics", headers: world.bearer(metricsToken)).status == 200)
             #expect(try await world.send(.GET, "/custodian/key").status == 200)
-            #expect(try await world.send(.GET, "/users/spec/audit-events?limit=5", headers: world.webhookHeaders).status == 200)
+            #expect(
+                try await world.send(.GET, "/users/spec/audit-events?limit=5", headers: world.webhookHeaders).status
+                    == 200)
             // The wallet's birth by DKG and one signature with the custodian as party 2.
             let sign = try await world.token(for: "spec-wallet", purpose: "sign")
             let device = try await WalletWire.createWallet(
                 world: world, userId: "spec-wallet", walletId: "w-spec-dkg", curve: .secp256k1, token: sign)
             let signature = try await WalletWire.sign(
                 world: world, share: device, userId: "spec-wallet", message: [1, 2, 3], mode: .bip340, token: sign)
-            #expect(SignatureVerifier.verify(signature: signature, message: [1, 2, 3], publicKey: device.publicKey, mode: .bip340))
+            #expect(
+                SignatureVerifier.verify(
+                    signature: signature, message: [1, 2, 3], publicKey: device.publicKey, mode: .bip340))
             // A second device added (its enrolment read), the devices listed, the device removed.
             let addDevice = try await world.token(for: "spec-wallet", purpose: "addDevice")
-            _ = try await DeviceWire.add(world: world, approver: device, userId: "spec-wallet", deviceId: "spec-phone", token: addDevice)
+            _ = try await DeviceWire.add(
+                world: world, approver: device, userId: "spec-wallet", deviceId: "spec-phone", token: addDevice)
             #expect(try await DeviceWire.list(world: world, token: sign) == ["primary", "spec-phone"])
             let removeDevice = try await world.token(for: "spec-wallet", purpose: "removeDevice")
-            #expect(try await DeviceWire.remove(world: world, deviceId: "spec-phone", token: removeDevice).status == 204)
+            #expect(
+                try await DeviceWire.remove(world: world, deviceId: "spec-phone", token: removeDevice).status == 204)
             // Its eject, with a token of its own purpose.
             let eject = try await world.token(for: "spec-wallet", purpose: "eject")
             let ejected = try await WalletWire.eject(world: world, share: device, userId: "spec-wallet", token: eject)

@@ -197,7 +197,8 @@ struct RecoverySessionTests {
     }
 
     /// The server answers the custodian role's codes, as `LocalCustodian` does (ResharingCustodianTests).
-    @Test("a backup of a backup share is the caller's mistake; a set the custodian does not hold is noMatchingShare",
+    @Test(
+        "a backup of a backup share is the caller's mistake; a set the custodian does not hold is noMatchingShare",
         arguments: TestBackend.available)
     func refusedBackups(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
@@ -205,18 +206,23 @@ struct RecoverySessionTests {
             let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-5")
             try await client.register(signing[1])
             let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
-            let backupSet = try Resharing.reshare(signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0)
+            let backupSet = try Resharing.reshare(
+                signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0)
             let before = try await world.snapshot()
-            let ofBackup = try await client.openResponse(purpose: "backup", method: .password, ownShare: backupSet[0], token: token)
+            let ofBackup = try await client.openResponse(
+                purpose: "backup", method: .password, ownShare: backupSet[0], token: token)
             #expect(ofBackup.status == 400 && ofBackup.errorCode == "invalidParameters", "\(ofBackup.text)")
             let otherSet = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-5")
-            let unknown = try await client.openResponse(purpose: "backup", method: .password, ownShare: otherSet[0], token: token)
+            let unknown = try await client.openResponse(
+                purpose: "backup", method: .password, ownShare: otherSet[0], token: token)
             #expect(unknown.status == 404 && unknown.errorCode == "noMatchingShare", "\(unknown.text)")
             #expect(try await world.snapshot() == before)
         }
     }
 
-    @Test("a client may choose its session's id: echoed, refused when malformed or taken", arguments: TestBackend.available)
+    @Test(
+        "a client may choose its session's id: echoed, refused when malformed or taken",
+        arguments: TestBackend.available)
     func chosenSessionIds(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let client = SessionClient(world: world, clientId: "chooser")
@@ -224,13 +230,18 @@ struct RecoverySessionTests {
             try await client.register(signing[1])
             let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
             let before = try await world.snapshot()
-            for bad: JSONValue in [.string("ABCDEF0123456789abcdef0123456789"), .string("abc"), .number("1"), .string(String(repeating: "0", count: 33))] {
-                let refused = try await client.openResponse(purpose: "backup", method: .password, ownShare: signing[0], token: token, sessionId: bad)
+            for bad: JSONValue in [
+                .string("ABCDEF0123456789abcdef0123456789"), .string("abc"), .number("1"),
+                .string(String(repeating: "0", count: 33)),
+            ] {
+                let refused = try await client.openResponse(
+                    purpose: "backup", method: .password, ownShare: signing[0], token: token, sessionId: bad)
                 #expect(refused.status == 400 && refused.errorCode == "malformedInput", "\(bad): \(refused.text)")
             }
             #expect(try await world.snapshot() == before)
             let id = "00112233445566778899aabbccddeeff"
-            let opened = try await client.openResponse(purpose: "backup", method: .password, ownShare: signing[0], token: token, sessionId: .string(id))
+            let opened = try await client.openResponse(
+                purpose: "backup", method: .password, ownShare: signing[0], token: token, sessionId: .string(id))
             #expect(opened.status == 201 && opened.json?["sessionId"] == .string(id), "\(opened.text)")
             #expect(try await client.abort(id, token: token).status == 204)
             // Aborted rows are gone, but a confirmed one stays: its id cannot be reused while it does.
@@ -238,7 +249,8 @@ struct RecoverySessionTests {
             #expect(try await client.finish(again, token: token).status == 200)
             #expect(try await client.confirm(again.sessionId, token: token).status == 204)
             let taken = try await client.openResponse(
-                purpose: "backup", method: .password, ownShare: signing[0], token: token, sessionId: .string(again.sessionId))
+                purpose: "backup", method: .password, ownShare: signing[0], token: token,
+                sessionId: .string(again.sessionId))
             #expect(taken.status == 409 && taken.errorCode == "conflict", "\(taken.text)")
         }
     }
@@ -281,7 +293,8 @@ struct RecoverySessionTests {
             let fresh = try await world.token(for: client.clientId, purpose: "recover")
             let fourth = try await client.open(
                 purpose: "recovery", method: .recoveryCode, ownShare: backup.newShare, token: fresh, server: 0)
-            #expect(try await client.finish(third, token: fresh, server: 0).status == 404, "the expired session is gone")
+            #expect(
+                try await client.finish(third, token: fresh, server: 0).status == 404, "the expired session is gone")
             #expect(try await client.finish(fourth, token: fresh, server: 1).status == 200)
             #expect(try await client.confirm(fourth.sessionId, token: fresh, server: 0).status == 204)
             #expect(try await client.storedSigningSets() == ["2:\(fourth.newShare.setId.hex):1"])
@@ -301,7 +314,8 @@ struct RecoverySessionTests {
             let add = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
             let backup = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: add)
             #expect(try await client.deliverBackupShares(of: try await client.finish(backup, token: add)) == 1)
-            let cipherText = try CipherText.encrypt(backup.newShare, method: .password, secret: .text("correct horse"), argon2: .minimum)
+            let cipherText = try CipherText.encrypt(
+                backup.newShare, method: .password, secret: .text("correct horse"), argon2: .minimum)
             let path = "/users/\(client.clientId)/user-backup-share?backupMethod=PASSWORD"
             let put = try await world.send(
                 .PUT, path, json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(add))
@@ -357,7 +371,9 @@ struct RecoverySessionTests {
                 .PUT, path, json: .object([("cipherText", .string(cipherText.base64))]), headers: world.bearer(again))
             #expect(stored.status == 204)
             _ = try await client.open(purpose: "backup", method: .passkey, ownShare: signing[0], token: add)
-            expectRefused(try await deleteCipherText(try await world.token(for: client.clientId, purpose: "deleteRecovery"), server: 1))
+            expectRefused(
+                try await deleteCipherText(
+                    try await world.token(for: client.clientId, purpose: "deleteRecovery"), server: 1))
             world.clock.advance(seconds: 3_600)  // past the default 15-minute session lifetime (and the tokens')
             let fresh = try await world.token(for: client.clientId, purpose: "deleteRecovery")
             #expect(try await deleteCipherText(fresh, server: 0).status == 204)

@@ -61,7 +61,9 @@ struct ResumeOverHTTPTests {
             let device = InMemorySigningShareStore()
             var cut = client.engineConfiguration(userId: user, store: device, tokens: tokens, webhookSecret: secretText)
             cut.custodian = LosingNetwork(try #require(cut.custodian as? HTTPCustodian), confirmLands: confirmLands)
-            await #expect(throws: Cut.self) { try await RecoveryEngine(configuration: cut).recover(method: .cloudKey, secret: cloudKey) }
+            await #expect(throws: Cut.self) {
+                try await RecoveryEngine(configuration: cut).recover(method: .cloudKey, secret: cloudKey)
+            }
             let staged = try #require(await device.stagedShare())
             #expect(await device.pendingSession()?.purpose == .recovery)
 
@@ -77,8 +79,11 @@ struct ResumeOverHTTPTests {
 
             // The next start: a fresh engine on the same device store.
             let fresh = RecoveryEngine(
-                configuration: client.engineConfiguration(userId: user, store: device, tokens: tokens, webhookSecret: secretText))
-            #expect(try await fresh.resumeInterruptedOperation() == (confirmLands ? .completed(.recovery) : .rolledBack(.recovery)))
+                configuration: client.engineConfiguration(
+                    userId: user, store: device, tokens: tokens, webhookSecret: secretText))
+            #expect(
+                try await fresh.resumeInterruptedOperation()
+                    == (confirmLands ? .completed(.recovery) : .rolledBack(.recovery)))
             #expect(await device.pendingSession() == nil)
             #expect(await device.stagedShare() == nil)
             let custodianSets = try await SessionClient(world: world, clientId: user).storedSigningSets()
@@ -95,14 +100,17 @@ struct ResumeOverHTTPTests {
         }
     }
 
-    @Test("a confirmed session answers its settling DELETE with 409 long after its lifetime", arguments: TestBackend.available)
+    @Test(
+        "a confirmed session answers its settling DELETE with 409 long after its lifetime",
+        arguments: TestBackend.available)
     func confirmedSessionsStayAnswerable(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let client = SessionClient(world: world, clientId: "retained")
             let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-retained")
             try await client.register(signing[1])
             let token = try await world.token(for: client.clientId, purpose: "addOrUpdateRecovery")
-            let session = try await client.open(purpose: "backup", method: .password, ownShare: signing[0], token: token)
+            let session = try await client.open(
+                purpose: "backup", method: .password, ownShare: signing[0], token: token)
             #expect(try await client.finish(session, token: token).status == 200)
             #expect(try await client.confirm(session.sessionId, token: token).status == 204)
             world.clock.advance(seconds: 86_400)  // a day: far past the 15-minute lifetime
@@ -110,8 +118,12 @@ struct ResumeOverHTTPTests {
             let answer = try await client.abort(session.sessionId, token: later)
             #expect(answer.status == 409, "\(answer.text)")
             let custodian = HTTPCustodian(baseURL: world.servers[0].baseURL(), tokenProvider: { _ in later })
-            #expect(try await custodian.settleSession(PendingSession(sessionId: session.sessionId, purpose: .backup)) == .confirmed)
-            #expect(try await custodian.settleSession(PendingSession(sessionId: "0123456789abcdef0123456789abcdef", purpose: .backup)) == .abandoned)
+            #expect(
+                try await custodian.settleSession(PendingSession(sessionId: session.sessionId, purpose: .backup))
+                    == .confirmed)
+            #expect(
+                try await custodian.settleSession(
+                    PendingSession(sessionId: "0123456789abcdef0123456789abcdef", purpose: .backup)) == .abandoned)
         }
     }
 }

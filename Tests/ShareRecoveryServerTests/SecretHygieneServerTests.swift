@@ -29,7 +29,8 @@ struct CapturingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         sink.append(
-            "\(event.level) \(event.message) \(event.metadata ?? [:]) \(metadata) \(event.error.map { "\($0)" } ?? "") \(event.source)")
+            "\(event.level) \(event.message) \(event.metadata ?? [:]) \(metadata) \(event.error.map { "\($0)" } ?? "") \(event.source)"
+        )
     }
 }
 
@@ -48,7 +49,8 @@ struct SecretHygieneServerTests {
             configuration.logger = logger
             // One OTP-issued token per engine call: far more than a person's flows.
             configuration.rateLimits = .init(
-                verifyPerIdentifier: loose, verifyPerAddress: loose, flowCreationPerIdentifier: loose, flowCreationPerAddress: loose)
+                verifyPerIdentifier: loose, verifyPerAddress: loose, flowCreationPerIdentifier: loose,
+                flowCreationPerAddress: loose)
         } _: { world in
             let clientId = "hygiene-\(curve)"
             let signing = try KeyGeneration.generate(curve: curve, walletId: "w-hygiene", threshold: 2, parties: 2)
@@ -63,10 +65,13 @@ struct SecretHygieneServerTests {
             func engine(_ store: any SigningShareStore) -> RecoveryEngine {
                 RecoveryEngine(
                     configuration: .init(
-                        userId: clientId, custodian: HTTPCustodian(baseURL: base, tokenProvider: tokens, transport: transport),
+                        userId: clientId,
+                        custodian: HTTPCustodian(baseURL: base, tokenProvider: tokens, transport: transport),
                         shareStore: store,
-                        cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens, transport: transport),
-                        cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens, transport: transport),
+                        cipherTextSource: HTTPCipherTextSource(
+                            baseURL: base, tokenProvider: tokens, transport: transport),
+                        cipherTextStore: HTTPCipherTextStore(
+                            baseURL: base, tokenProvider: tokens, transport: transport),
                         custodianBackupSink: HTTPCustodianBackupSink(
                             webhookBaseURL: base + "/webhook", webhookSecret: webhookSecret, transport: transport),
                         argon2: .minimum))
@@ -77,7 +82,8 @@ struct SecretHygieneServerTests {
             let backup = try await device.backup(method: .password, secret: .text(password))
             try await device.backup(method: .cloudKey, secret: .keyMaterial(cloudKey), keyId: "kms/hygiene")
             let userShare = try backup.decrypt(secret: .text(password))
-            let recovered = try await engine(InMemorySigningShareStore()).recover(method: .password, secret: .text(password))
+            let recovered = try await engine(InMemorySigningShareStore()).recover(
+                method: .password, secret: .text(password))
             #expect(recovered.publicKey == signing[0].publicKey)
 
             // Failures on both sides: a wrong cloud key (client), the lost device's share (server), a
@@ -86,14 +92,16 @@ struct SecretHygieneServerTests {
             var wrongKey = cloudKey.revealedBytes()
             wrongKey[0] ^= 1
             do {
-                try await engine(InMemorySigningShareStore()).recover(method: .cloudKey, secret: .keyMaterial(SecureBytes(copying: wrongKey)))
+                try await engine(InMemorySigningShareStore()).recover(
+                    method: .cloudKey, secret: .keyMaterial(SecureBytes(copying: wrongKey)))
             } catch { errors.append(error) }
             do {
                 try await device.backup(method: .passkey, secret: .keyMaterial(cloudKey))
             } catch { errors.append(error) }
             do {
                 _ = try await HTTPCustodianShareSource(
-                    webhookBaseURL: base + "/webhook", webhookSecret: SecureBytes(copying: Array("x".utf8)), transport: transport
+                    webhookBaseURL: base + "/webhook", webhookSecret: SecureBytes(copying: Array("x".utf8)),
+                    transport: transport
                 ).fetchBackupShares(clientId: clientId)
             } catch { errors.append(error) }
             try #require(errors.count == 3, "\(errors)")
@@ -104,23 +112,34 @@ struct SecretHygieneServerTests {
             // The same API calls made directly, to see the server's answers.
             let recoverToken = try await world.token(for: clientId, purpose: "recover")
             var responses = [
-                try await world.send(.GET, "/users/\(clientId)/user-backup-share?backupMethod=PASSWORD", headers: world.bearer(recoverToken)),
-                try await world.send(.POST, "/webhook/backup/fetch", json: .object([("clientId", .string(clientId))]), headers: world.webhookHeaders),
+                try await world.send(
+                    .GET, "/users/\(clientId)/user-backup-share?backupMethod=PASSWORD",
+                    headers: world.bearer(recoverToken)),
+                try await world.send(
+                    .POST, "/webhook/backup/fetch", json: .object([("clientId", .string(clientId))]),
+                    headers: world.webhookHeaders),
                 try await world.send(.GET, "/custodian/key"),
             ]
-            let opened = try await client.openResponse(purpose: "recovery", method: .password, ownShare: userShare, token: recoverToken)
+            let opened = try await client.openResponse(
+                purpose: "recovery", method: .password, ownShare: userShare, token: recoverToken)
             responses.append(opened)
             // A fresh token: the first one may be bound to the session it opened.
             let secondToken = try await world.token(for: clientId, purpose: "recover")
-            responses.append(try await client.openResponse(purpose: "recovery", method: .password, ownShare: signing[0], token: secondToken))
+            responses.append(
+                try await client.openResponse(
+                    purpose: "recovery", method: .password, ownShare: signing[0], token: secondToken))
             #expect(opened.status == 201 && responses.last?.status == 404)
 
             var secrets = [
                 SecretForms("password", bytes: Array(password.utf8)), SecretForms("cloud key", secret: cloudKey),
-                SecretForms("master key", secret: world.masterKey), SecretForms("webhook secret", secret: webhookSecret),
+                SecretForms("master key", secret: world.masterKey),
+                SecretForms("webhook secret", secret: webhookSecret),
             ]
             for record in signing + [userShare, recovered] {
-                secrets.append(SecretForms("\(record.kind) share \(record.partyIndex) gen \(record.generation)", secret: try #require(record.secret).rawRepresentation))
+                secrets.append(
+                    SecretForms(
+                        "\(record.kind) share \(record.partyIndex) gen \(record.generation)",
+                        secret: try #require(record.secret).rawRepresentation))
             }
             let lines = log.all
             #expect(lines.count > 10, "the server and the clients logged: \(lines.count) lines")

@@ -12,27 +12,33 @@ struct StatementTests {
         arguments: TestBackend.available)
     func repeatedStatements(backend: TestBackend) async throws {
         try await TestWorld.withStorage(backend) { storage in
-            _ = try await storage.transaction { try await $0.query(Self.create("statement_probe (n {int}, t TEXT, b {blob})", $0)) }
+            _ = try await storage.transaction {
+                try await $0.query(Self.create("statement_probe (n {int}, t TEXT, b {blob})", $0))
+            }
             // Past PostgreSQL's five custom plans, so the generic plan answers too; NULL first, so a
             // statement prepared with an unknown type meets typed values after it.
             for index in 0..<12 {
                 let values: [SQLValue] =
                     index == 0
-                    ? [.null, .null, .null] : [.integer(Int64(index)), .text("t\(index)"), .blob([UInt8(index), 0, 255])]
+                    ? [.null, .null, .null]
+                    : [.integer(Int64(index)), .text("t\(index)"), .blob([UInt8(index), 0, 255])]
                 _ = try await storage.transaction { transaction in
                     try await transaction.query("INSERT INTO statement_probe (n, t, b) VALUES (?, ?, ?)", values)
                 }
             }
             for index in 1..<12 {
                 let rows = try await storage.read { transaction in
-                    try await transaction.query("SELECT n, t, b FROM statement_probe WHERE n = ?", .integer(Int64(index)))
+                    try await transaction.query(
+                        "SELECT n, t, b FROM statement_probe WHERE n = ?", .integer(Int64(index)))
                 }
                 #expect(rows.count == 1)
                 #expect(try rows.first?.integer("n") == Int64(index))
                 #expect(try rows.first?.text("t") == "t\(index)")
                 #expect(try rows.first?.blob("b") == [UInt8(index), 0, 255])
             }
-            let nulls = try await storage.read { try await $0.query("SELECT count(*) AS c FROM statement_probe WHERE n IS NULL") }
+            let nulls = try await storage.read {
+                try await $0.query("SELECT count(*) AS c FROM statement_probe WHERE n IS NULL")
+            }
             #expect(try nulls.first?.integer("c") == 1)
         }
     }
@@ -51,7 +57,9 @@ struct StatementTests {
                 }
             }
             _ = try await storage.transaction { try await $0.query(Self.create("statement_later (n {int})", $0)) }
-            _ = try await storage.transaction { try await $0.query("INSERT INTO statement_later (n) VALUES (?)", .integer(1)) }
+            _ = try await storage.transaction {
+                try await $0.query("INSERT INTO statement_later (n) VALUES (?)", .integer(1))
+            }
             // Every pooled connection that saw the failure must answer now; a few rounds reach them.
             for _ in 0..<8 {
                 let rows = try await storage.read { try await $0.query(select, .integer(1)) }
@@ -71,14 +79,20 @@ struct StatementTests {
         }
     }
 
-    @Test("every read sees the newest commit, whichever connection serves it; an SQLite read cannot write", arguments: TestBackend.available)
+    @Test(
+        "every read sees the newest commit, whichever connection serves it; an SQLite read cannot write",
+        arguments: TestBackend.available)
     func readsSeeCommits(backend: TestBackend) async throws {
         try await TestWorld.withStorage(backend) { storage in
             _ = try await storage.transaction { try await $0.query(Self.create("statement_newest (n {int})", $0)) }
-            _ = try await storage.transaction { try await $0.query("INSERT INTO statement_newest (n) VALUES (?)", .integer(0)) }
+            _ = try await storage.transaction {
+                try await $0.query("INSERT INTO statement_newest (n) VALUES (?)", .integer(0))
+            }
             // More rounds than SQLite has read-only connections (SQLiteReaders), so each serves several.
             for round in 1...24 {
-                _ = try await storage.transaction { try await $0.query("UPDATE statement_newest SET n = ?", .integer(Int64(round))) }
+                _ = try await storage.transaction {
+                    try await $0.query("UPDATE statement_newest SET n = ?", .integer(Int64(round)))
+                }
                 let rows = try await storage.read { try await $0.query("SELECT n FROM statement_newest") }
                 #expect(try rows.first?.integer("n") == Int64(round))
             }

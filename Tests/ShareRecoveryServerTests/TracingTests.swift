@@ -52,12 +52,14 @@ extension SpanAttributes {
                 #expect(opened.status < 500, "\(opened.text)")
 
                 let spans = recorder.trace(traceID)
-                let route = try #require(spans.first { $0.operationName == "POST /recovery/sessions" }, "\(spans.map(\.operationName))")
+                let route = try #require(
+                    spans.first { $0.operationName == "POST /recovery/sessions" }, "\(spans.map(\.operationName))")
                 #expect(route.kind == .server)
                 #expect(route.parentSpanID == callerSpan)
                 #expect(route.spanID != callerSpan && route.spanID.count == 16)
                 #expect(route.attributes["http.route"]?.toSpanAttribute() == .string("/recovery/sessions"))
-                #expect(route.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(Int64(opened.status)))
+                #expect(
+                    route.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(Int64(opened.status)))
                 let requestId = try #require(opened.headers.first { $0.0.lowercased() == "x-request-id" }?.1)
                 #expect(route.attributes["share_recovery.request_id"]?.toSpanAttribute() == .string(requestId))
 
@@ -99,7 +101,10 @@ extension SpanAttributes {
         #expect(spans.count == count)
         #expect(Set(spans.map(\.spanID)).count == count)
         #expect(Set(spans.map(\.traceID)).count == count)
-        #expect(!spans.contains { $0.spanID == String(repeating: "0", count: 16) || $0.traceID == String(repeating: "0", count: 32) })
+        #expect(
+            !spans.contains {
+                $0.spanID == String(repeating: "0", count: 16) || $0.traceID == String(repeating: "0", count: 32)
+            })
     }
 
     @Test("a ShareRecoveryHTTP client call is a client span of the caller's trace and sends its traceparent")
@@ -111,14 +116,18 @@ extension SpanAttributes {
                     webhookBaseURL: world.servers[0].baseURL() + "/webhook",
                     webhookSecret: SecureBytes(copying: Array(world.webhookSecret.utf8)))
                 let (shares, walletTrace) = try await withSpan("wallet.recover") { span in
-                    (try await source.fetchBackupShares(clientId: "nobody"), TraceContextTracer.traceID(in: span.context))
+                    (
+                        try await source.fetchBackupShares(clientId: "nobody"),
+                        TraceContextTracer.traceID(in: span.context)
+                    )
                 }
                 #expect(shares.isEmpty)
                 let traceID = try #require(walletTrace)
                 let spans = recorder.trace(traceID)
                 let wallet = try #require(spans.first { $0.operationName == "wallet.recover" })
                 #expect(wallet.parentSpanID == nil)
-                let call = try #require(spans.first { $0.kind == .client && $0.operationName.hasSuffix("/backup/fetch") })
+                let call = try #require(
+                    spans.first { $0.kind == .client && $0.operationName.hasSuffix("/backup/fetch") })
                 #expect(call.parentSpanID == wallet.spanID)
                 #expect(call.attributes["http.request.method"]?.toSpanAttribute() == .string("POST"))
                 #expect(call.attributes["share_recovery.attempts"]?.toSpanAttribute() == .int64(1))
@@ -128,7 +137,9 @@ extension SpanAttributes {
         }
     }
 
-    @Test("without a traceparent each request starts its own trace; probes are not traced", arguments: TestBackend.available)
+    @Test(
+        "without a traceparent each request starts its own trace; probes are not traced",
+        arguments: TestBackend.available)
     func newTraces(backend: TestBackend) async throws {
         let recorder = SpanRecorder()
         try await withTracer(recorder.tracer) {
@@ -142,14 +153,17 @@ extension SpanAttributes {
                 #expect(Set(roots.map(\.traceID)).count == 2)
 
                 let traceID = Self.randomHex(16)
-                let health = try await world.send(.GET, "/health", headers: [("traceparent", "00-\(traceID)-\(Self.randomHex(8))-01")])
+                let health = try await world.send(
+                    .GET, "/health", headers: [("traceparent", "00-\(traceID)-\(Self.randomHex(8))-01")])
                 #expect(health.status == 200)
                 #expect(recorder.trace(traceID).isEmpty)
             }
         }
     }
 
-    @Test("a malformed traceparent or tracestate is ignored: the request is answered, a new trace starts", arguments: TestBackend.available)
+    @Test(
+        "a malformed traceparent or tracestate is ignored: the request is answered, a new trace starts",
+        arguments: TestBackend.available)
     func malformedIgnored(backend: TestBackend) async throws {
         let recorder = SpanRecorder()
         let traceID = Self.randomHex(16)
@@ -190,7 +204,9 @@ extension SpanAttributes {
         }
     }
 
-    @Test("no span attribute, name or error carries a token, a secret, a one-time code or an identifier", arguments: TestBackend.available)
+    @Test(
+        "no span attribute, name or error carries a token, a secret, a one-time code or an identifier",
+        arguments: TestBackend.available)
     func noSecretInSpans(backend: TestBackend) async throws {
         let recorder = SpanRecorder()
         try await withTracer(recorder.tracer) {

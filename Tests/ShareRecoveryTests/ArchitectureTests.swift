@@ -30,9 +30,11 @@ struct ArchitectureTests {
     /// The modules a Swift file imports, however the import is qualified.
     static func imports(of file: URL) throws -> Set<String> {
         let text = try String(contentsOf: file, encoding: .utf8)
-        let pattern = /^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*(?:public |package |internal |private |fileprivate )?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z0-9_]+)/
+        let pattern =
+            /^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*(?:public |package |internal |private |fileprivate )?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z0-9_]+)/
         return Set(
-            text.split(separator: "\n").compactMap { line in (try? pattern.firstMatch(in: String(line)))?.output.1 }.map(String.init))
+            text.split(separator: "\n").compactMap { line in (try? pattern.firstMatch(in: String(line)))?.output.1 }
+                .map(String.init))
     }
 
     @Test("every module imports only what docs/architecture.md allows")

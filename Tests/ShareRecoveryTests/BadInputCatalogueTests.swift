@@ -18,7 +18,8 @@ struct BadInputCatalogueTests {
         init(method: BackupMethod, curve: Curve = .secp256k1, seed: String) throws {
             let random = DeterministicRandom(seed: Array(seed.utf8))
             record = try VectorFixtures.dealSet(
-                curve: curve, walletId: "w-bad", kind: .backup, threshold: 2, parties: 2, generation: 0, random: random)[0]
+                curve: curve, walletId: "w-bad", kind: .backup, threshold: 2, parties: 2, generation: 0, random: random)[
+                    0]
             secret = method.kdf == .argon2id13 ? .text("pw \(seed)") : .keyMaterial(random.secureBytes(count: 32))
             cipherText = try CipherText.encrypt(
                 record, method: method, secret: secret, argon2: .minimum, keyId: "kms/key", using: random)
@@ -47,13 +48,18 @@ struct BadInputCatalogueTests {
         let shortestParsable = backup.cipherText.header.count + XChaCha20Poly1305.tagCount
         for length in 0..<bytes.count {
             let error = backup.outcome(of: Array(bytes.prefix(length)))
-            let expected: ShareRecoveryError.Code = length < shortestParsable ? .malformedCipherText : .authenticationFailed
-            #expect(error?.code == expected, "\(method) cut to \(length) of \(bytes.count) bytes: \(String(describing: error))")
+            let expected: ShareRecoveryError.Code =
+                length < shortestParsable ? .malformedCipherText : .authenticationFailed
+            #expect(
+                error?.code == expected,
+                "\(method) cut to \(length) of \(bytes.count) bytes: \(String(describing: error))")
         }
         #expect(backup.outcome(of: bytes) == nil, "the untouched cipherText decrypts")
     }
 
-    @Test("every flipped bit of a cipherText is refused; past the header bytes it is authenticationFailed", arguments: methods)
+    @Test(
+        "every flipped bit of a cipherText is refused; past the header bytes it is authenticationFailed",
+        arguments: methods)
     func bitFlippedCipherTexts(method: BackupMethod) throws {
         let backup = try Backup(method: method, seed: "flipped \(method)")
         let bytes = backup.cipherText.bytes
@@ -73,12 +79,17 @@ struct BadInputCatalogueTests {
                 flipped[position] ^= 1 << bit
                 let error = backup.outcome(of: flipped)
                 // Magic, version, method, kdf, Argon2id limits, keyId length and keyId (UTF-8) have structure.
-                let structural = position < 7 || (keyIdLengthOffset..<keyIdEnd).contains(position)
+                let structural =
+                    position < 7 || (keyIdLengthOffset..<keyIdEnd).contains(position)
                     || (method.kdf == .argon2id13 && position < 15)
                 if structural {
-                    #expect(error.map { headerCodes.contains($0.code) } == true, "byte \(position) bit \(bit): \(String(describing: error))")
+                    #expect(
+                        error.map { headerCodes.contains($0.code) } == true,
+                        "byte \(position) bit \(bit): \(String(describing: error))")
                 } else {
-                    #expect(error?.code == .authenticationFailed, "byte \(position) bit \(bit): \(String(describing: error))")
+                    #expect(
+                        error?.code == .authenticationFailed,
+                        "byte \(position) bit \(bit): \(String(describing: error))")
                 }
             }
         }
@@ -105,8 +116,12 @@ struct BadInputCatalogueTests {
             try password.cipherText.decrypt(secret: .text("pw wrong password!"))
         }
         // The wrong kind of secret for the method is refused before any key derivation.
-        #expect(throws: ShareRecoveryError(.invalidKeyMaterial, "")) { try password.cipherText.decrypt(secret: cloud.secret) }
-        #expect(throws: ShareRecoveryError(.invalidKeyMaterial, "")) { try cloud.cipherText.decrypt(secret: .text("pw")) }
+        #expect(throws: ShareRecoveryError(.invalidKeyMaterial, "")) {
+            try password.cipherText.decrypt(secret: cloud.secret)
+        }
+        #expect(throws: ShareRecoveryError(.invalidKeyMaterial, "")) {
+            try cloud.cipherText.decrypt(secret: .text("pw"))
+        }
     }
 
     static func keyMaterial(_ secret: BackupSecret) -> [UInt8]? {
@@ -123,7 +138,9 @@ struct BadInputCatalogueTests {
                 var bytes = backup.cipherText.bytes
                 bytes[5] = method.rawValue
                 bytes[6] = kdf
-                #expect(throws: ShareRecoveryError(.kdfMismatch, ""), "method \(method) kdf \(kdf)") { try CipherText(bytes: bytes) }
+                #expect(throws: ShareRecoveryError(.kdfMismatch, ""), "method \(method) kdf \(kdf)") {
+                    try CipherText(bytes: bytes)
+                }
                 count += 1
             }
         }
@@ -159,7 +176,9 @@ struct BadInputCatalogueTests {
             var bytes = backup.cipherText.bytes
             bytes.replaceSubrange(7..<11, with: Self.bigEndian(ops))
             bytes.replaceSubrange(11..<15, with: Self.bigEndian(mem))
-            #expect(throws: ShareRecoveryError(.invalidKdfParameters, ""), "ops \(ops) mem \(mem)") { try CipherText(bytes: bytes) }
+            #expect(throws: ShareRecoveryError(.invalidKdfParameters, ""), "ops \(ops) mem \(mem)") {
+                try CipherText(bytes: bytes)
+            }
             let log = StatusLog()
             await #expect(throws: ShareRecoveryError(.invalidKdfParameters, "")) {
                 try await engine.recover(
@@ -169,7 +188,9 @@ struct BadInputCatalogueTests {
         }
     }
 
-    static func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) }
+    }
 
     @Test("cipherTexts over 64 KiB are malformedCipherText, as bytes and as text")
     func oversizeCipherTexts() throws {
@@ -186,7 +207,8 @@ struct BadInputCatalogueTests {
 
     /// Binary record of party 1 of a fresh 2-of-2 set, and the offset of its secret scalar.
     static func binaryRecord(curve: Curve, seed: String) throws -> (ShareRecord, [UInt8], Int) {
-        let record = try KeyGeneration.generate(curve: curve, walletId: "w-record", using: DeterministicRandom(seed: Array(seed.utf8)))[0]
+        let record = try KeyGeneration.generate(
+            curve: curve, walletId: "w-record", using: DeterministicRandom(seed: Array(seed.utf8)))[0]
         let bytes = try record.binary().revealedBytes()
         return (record, bytes, 31 + record.walletId.utf8.count)
     }
@@ -196,7 +218,10 @@ struct BadInputCatalogueTests {
         let (_, bytes, offset) = try Self.binaryRecord(curve: curve, seed: "scalars \(curve)")
         let order = Self.orderBytes(curve)
         let orderPlusOne = try #require(Self.add(1, to: order, curve: curve))
-        for (name, scalar) in [("zero", [UInt8](repeating: 0, count: 32)), ("order", order), ("order + 1", orderPlusOne), ("all 0xff", [UInt8](repeating: 0xFF, count: 32))] {
+        for (name, scalar) in [
+            ("zero", [UInt8](repeating: 0, count: 32)), ("order", order), ("order + 1", orderPlusOne),
+            ("all 0xff", [UInt8](repeating: 0xFF, count: 32)),
+        ] {
             var changed = bytes
             changed.replaceSubrange(offset..<offset + 32, with: scalar)
             #expect(throws: ShareRecoveryError(.invalidScalar, ""), "\(curve) \(name)") {
@@ -223,13 +248,17 @@ struct BadInputCatalogueTests {
         return carry == 0 ? out : nil
     }
 
-    @Test("party index 0 or above n, threshold above parties, and wrong commitment counts are invalidParameters", arguments: Curve.allCases)
+    @Test(
+        "party index 0 or above n, threshold above parties, and wrong commitment counts are invalidParameters",
+        arguments: Curve.allCases)
     func recordShapes(curve: Curve) throws {
         let (record, bytes, _) = try Self.binaryRecord(curve: curve, seed: "shapes \(curve)")
         func expectInvalid(_ name: String, _ build: () throws -> ShareRecord) {
             #expect(throws: ShareRecoveryError(.invalidParameters, ""), "\(curve) \(name)") { _ = try build() }
         }
-        func make(threshold: Int = 2, parties: Int = 2, index: Int = 1, commitments: [Point]? = nil) throws -> ShareRecord {
+        func make(threshold: Int = 2, parties: Int = 2, index: Int = 1, commitments: [Point]? = nil) throws
+            -> ShareRecord
+        {
             try ShareRecord(
                 walletId: record.walletId, curve: curve, kind: record.kind, threshold: threshold, parties: parties,
                 partyIndex: index, generation: 0, setId: record.setId, secret: record.secret,
@@ -239,22 +268,32 @@ struct BadInputCatalogueTests {
         expectInvalid("party index n + 1") { try make(index: 3) }
         expectInvalid("threshold 3 of 2 parties") { try make(threshold: 3) }
         expectInvalid("one commitment for t = 2") { try make(commitments: Array(record.commitments.prefix(1))) }
-        expectInvalid("three commitments for t = 2") { try make(commitments: record.commitments + [Point.generator(on: curve)]) }
+        expectInvalid("three commitments for t = 2") {
+            try make(commitments: record.commitments + [Point.generator(on: curve)])
+        }
         // The binary form: byte 7 is t, byte 8 is n, byte 9 is i.
-        for (name, offset, value) in [("binary threshold above parties", 7, UInt8(3)), ("binary party index 0", 9, 0), ("binary party index 3", 9, 3)] {
+        for (name, offset, value) in [
+            ("binary threshold above parties", 7, UInt8(3)), ("binary party index 0", 9, 0),
+            ("binary party index 3", 9, 3),
+        ] {
             var changed = bytes
             changed[offset] = value
             expectInvalid(name) { try ShareRecord(binary: SecureBytes(copying: changed)) }
         }
         // A commitment cut short or one extra byte makes the length wrong: malformedRecord.
         for changed in [Array(bytes.dropLast()), bytes + [0x02]] {
-            #expect(throws: ShareRecoveryError(.malformedRecord, "")) { try ShareRecord(binary: SecureBytes(copying: changed)) }
+            #expect(throws: ShareRecoveryError(.malformedRecord, "")) {
+                try ShareRecord(binary: SecureBytes(copying: changed))
+            }
         }
     }
 
-    @Test("JSON records over the 1 MiB parser limit are malformedRecord, custodian shares over 64 KiB malformedCustodianShare")
+    @Test(
+        "JSON records over the 1 MiB parser limit are malformedRecord, custodian shares over 64 KiB malformedCustodianShare"
+    )
     func oversizeJSON() throws {
-        let record = try KeyGeneration.generate(curve: .secp256k1, walletId: "w-json", using: DeterministicRandom(seed: Array("json".utf8)))[0]
+        let record = try KeyGeneration.generate(
+            curve: .secp256k1, walletId: "w-json", using: DeterministicRandom(seed: Array("json".utf8)))[0]
         let json = record.json()
         #expect(try ShareRecord(json: json) == record.publicDescription)
         // Trailing whitespace is allowed by JSON, so only the size makes this one bad.
@@ -265,10 +304,14 @@ struct BadInputCatalogueTests {
         let backup = try VectorFixtures.dealSet(
             curve: .secp256k1, walletId: "w-json", kind: .backup, threshold: 2, parties: 2, generation: 0,
             random: DeterministicRandom(seed: Array("json backup".utf8)))
-        let share = try CustodianBackupShare(sealing: backup[1], method: .password, custodianPublicKey: custodian.publicKey).json
+        let share = try CustodianBackupShare(
+            sealing: backup[1], method: .password, custodianPublicKey: custodian.publicKey
+        ).json
         #expect(throws: Never.self) { try CustodianBackupShare(json: share) }
         let paddedShare = share + String(repeating: " ", count: CustodianBackupShare.maximumJSONSize)
-        #expect(throws: ShareRecoveryError(.malformedCustodianShare, "")) { try CustodianBackupShare(json: paddedShare) }
+        #expect(throws: ShareRecoveryError(.malformedCustodianShare, "")) {
+            try CustodianBackupShare(json: paddedShare)
+        }
     }
 
     @Test("another custodian's key-share JSON (tss-lib: decimal Xi, ShareID, BigXj) is not a share of ours")
@@ -304,13 +347,16 @@ struct BadInputCatalogueTests {
         }
     }
 
-    @Test("duplicate or zero dealer indices and a threshold above the parties are invalidParameters", arguments: Curve.allCases)
+    @Test(
+        "duplicate or zero dealer indices and a threshold above the parties are invalidParameters",
+        arguments: Curve.allCases)
     func planShapes(curve: Curve) throws {
         let world = try Resharing2of2(curve: curve, seed: "plan \(curve)")
         let old = world.shares[0]
         for (name, dealers, threshold, parties) in [
             ("duplicate dealer", [1, 1], 2, 2), ("dealer 0", [0, 1], 2, 2), ("dealer above n", [1, 3], 2, 2),
-            ("one dealer", [1], 2, 2), ("new threshold above new parties", [1, 2], 3, 2), ("new threshold 1", [1, 2], 1, 2),
+            ("one dealer", [1], 2, 2), ("new threshold above new parties", [1, 2], 3, 2),
+            ("new threshold 1", [1, 2], 1, 2),
         ] {
             #expect(throws: ShareRecoveryError(.invalidParameters, ""), "\(curve) \(name)") {
                 try ResharingPlan(
@@ -323,10 +369,14 @@ struct BadInputCatalogueTests {
         #expect(throws: ShareRecoveryError(.dealerCheckFailed, "")) {
             try ResharingReceiver.receive(partyIndex: 1, plan: world.plan, dealings: [dealings[0], dealings[0]])
         }
-        #expect(try ResharingReceiver.receive(partyIndex: 1, plan: world.plan, dealings: dealings).publicKey == old.publicKey)
+        #expect(
+            try ResharingReceiver.receive(partyIndex: 1, plan: world.plan, dealings: dealings).publicKey
+                == old.publicKey)
     }
 
-    @Test("a dealer with a wrong constant term, or the wrong number of commitments, fails the dealer check", arguments: Curve.allCases)
+    @Test(
+        "a dealer with a wrong constant term, or the wrong number of commitments, fails the dealer check",
+        arguments: Curve.allCases)
     func dishonestDealers(curve: Curve) throws {
         let world = try Resharing2of2(curve: curve, seed: "dealer \(curve)")
         let dealings = try world.honestDealings()
@@ -354,29 +404,39 @@ struct BadInputCatalogueTests {
 
     /// λ_j·x_j of an honest dealer, recomputed from its old share.
     static func constantTerm(of dealing: Dealing, shares: [ShareRecord], plan: ResharingPlan) throws -> Scalar? {
-        guard let share = shares.first(where: { $0.partyIndex == dealing.dealerIndex }), let secret = share.secret else { return nil }
-        return try Shamir.lagrangeCoefficientAtZero(index: dealing.dealerIndex, indices: plan.dealers, curve: share.curve) * secret
+        guard let share = shares.first(where: { $0.partyIndex == dealing.dealerIndex }), let secret = share.secret
+        else { return nil }
+        return try Shamir.lagrangeCoefficientAtZero(
+            index: dealing.dealerIndex, indices: plan.dealers, curve: share.curve) * secret
     }
 
-    @Test("an old share mixed with a new one: refused as a record, as a dealer, and by the receiver", arguments: Curve.allCases)
+    @Test(
+        "an old share mixed with a new one: refused as a record, as a dealer, and by the receiver",
+        arguments: Curve.allCases)
     func oldShareMixedWithNew(curve: Curve) throws {
         let world = try Resharing2of2(curve: curve, seed: "mixed \(curve)")
-        let newSet = try ResharingReceiver.receive(partyIndices: [1, 2], plan: world.plan, dealings: try world.honestDealings())
+        let newSet = try ResharingReceiver.receive(
+            partyIndices: [1, 2], plan: world.plan, dealings: try world.honestDealings())
         let old = world.shares[0]
         // The old secret claiming a place in the new set does not match the new commitments.
         #expect(throws: ShareRecoveryError(.invalidShare, "")) {
             try ShareRecord(
                 walletId: old.walletId, curve: curve, kind: .signing, threshold: 2, parties: 2, partyIndex: 1,
-                generation: newSet[0].generation, setId: newSet[0].setId, secret: old.secret, commitments: newSet[0].commitments)
+                generation: newSet[0].generation, setId: newSet[0].setId, secret: old.secret,
+                commitments: newSet[0].commitments)
         }
         // A plan over the new set does not take the old share as a dealer.
         let nextPlan = try ResharingPlan(
             oldSet: newSet[0], dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .signing, newGeneration: 2,
             newSetId: .random(using: world.random))
-        #expect(throws: ShareRecoveryError(.invalidParameters, "")) { try ResharingDealer.deal(share: old, plan: nextPlan) }
+        #expect(throws: ShareRecoveryError(.invalidParameters, "")) {
+            try ResharingDealer.deal(share: old, plan: nextPlan)
+        }
         // Dealt anyway (λ_1·x_1 of the old set under the new plan), the dealing fails D_{1,0} == λ_1·X'_1.
         let lambda = try Shamir.lagrangeCoefficientAtZero(index: 1, indices: [1, 2], curve: curve)
-        let polynomial = try Polynomial(coefficients: [lambda * (try #require(old.secret)), Scalar.random(on: curve, using: world.random)])
+        let polynomial = try Polynomial(coefficients: [
+            lambda * (try #require(old.secret)), Scalar.random(on: curve, using: world.random),
+        ])
         let stale = Dealing(
             dealerIndex: 1, commitments: try polynomial.commitments(),
             subShares: [1: polynomial.evaluate(atIndex: 1), 2: polynomial.evaluate(atIndex: 2)])
@@ -385,7 +445,9 @@ struct BadInputCatalogueTests {
             try ResharingReceiver.receive(partyIndex: 2, plan: nextPlan, dealings: [stale, fresh])
         }
         let honest = try ResharingDealer.deal(share: newSet[0], plan: nextPlan, using: world.random)
-        #expect(try ResharingReceiver.receive(partyIndex: 2, plan: nextPlan, dealings: [honest, fresh]).publicKey == old.publicKey)
+        #expect(
+            try ResharingReceiver.receive(partyIndex: 2, plan: nextPlan, dealings: [honest, fresh]).publicKey
+                == old.publicKey)
     }
 
     // MARK: Store

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 import Foundation
 import ShareCrypto
@@ -329,7 +329,9 @@ struct FileSigningShareStoreTests {
     @Test func oneStoreObjectPerDirectory() async throws {
         let (store, directory) = try await Self.makeStore("exclusive")
         defer { Support.removeDirectory(directory) }
-        let error = await Support.expectError(.operationInProgress) { _ = try FileSigningShareStore(directory: directory) }
+        let error = await Support.expectError(.operationInProgress) {
+            _ = try FileSigningShareStore(directory: directory)
+        }
         #expect(error?.reason.contains("in use") == true)
         _ = store
     }

@@ -15,7 +15,9 @@ struct FormatTests {
         let set = try KeyGeneration.generate(curve: curve, walletId: "round-trip", threshold: 2, parties: 3)
         let parsed = try ShareRecord(binary: try set[0].binary(), reproducing: set[0])
         #expect(parsed.secret == set[0].secret && parsed.setId == set[0].setId && parsed.partyIndex == 1)
-        #expect(throws: ShareRecoveryError(.invalidShare, "")) { try ShareRecord(binary: try set[1].binary(), reproducing: set[0]) }
+        #expect(throws: ShareRecoveryError(.invalidShare, "")) {
+            try ShareRecord(binary: try set[1].binary(), reproducing: set[0])
+        }
         let otherSet = try KeyGeneration.generate(curve: curve, walletId: "round-trip", threshold: 2, parties: 3)
         #expect(throws: ShareRecoveryError(.invalidShare, "")) {
             try ShareRecord(binary: try otherSet[0].binary(), reproducing: set[0])
@@ -34,7 +36,10 @@ struct FormatTests {
 
     @Test func base64KnownAnswers() {
         // RFC 4648 §10.
-        let cases = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=", "foobar": "Zm9vYmFy"]
+        let cases = [
+            "": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
+            "foobar": "Zm9vYmFy",
+        ]
         for (plain, encoded) in cases {
             #expect(Base64.encode(Array(plain.utf8)) == encoded)
             #expect(Base64.decode(encoded) == Array(plain.utf8))
@@ -110,7 +115,9 @@ struct FormatTests {
         let deepest = StrictJSON.maximumDepth + 1
         #expect(!Self.rejects(String(repeating: "[", count: deepest) + String(repeating: "]", count: deepest)))
         #expect(Self.rejects(String(repeating: "[", count: deepest + 1) + String(repeating: "]", count: deepest + 1)))
-        #expect(Self.rejects(String(repeating: #"{"a":"#, count: deepest + 1) + "1" + String(repeating: "}", count: deepest + 1)))
+        #expect(
+            Self.rejects(
+                String(repeating: #"{"a":"#, count: deepest + 1) + "1" + String(repeating: "}", count: deepest + 1)))
         #expect(Self.rejects(String(repeating: "[", count: 100_000)))
     }
 
@@ -121,7 +128,9 @@ struct FormatTests {
     }
 
     @Test func jsonNumbersKeepTheirText() throws {
-        #expect(try StrictJSON.parse("[2, 2.0, 2e0, -0, 10]") == .array([.number("2"), .number("2.0"), .number("2e0"), .number("-0"), .number("10")]))
+        #expect(
+            try StrictJSON.parse("[2, 2.0, 2e0, -0, 10]")
+                == .array([.number("2"), .number("2.0"), .number("2e0"), .number("-0"), .number("10")]))
         for text in ["01", "+1", ".5", "1.", "1e", "-", "0x10", "NaN", "Infinity", "1_000"] {
             #expect(Self.rejects("[\(text)]"), "\(text)")
         }
@@ -145,7 +154,8 @@ struct FormatTests {
     @Test func compactOutputIsStable() {
         #expect(
             JSONWriter.write(Self.sample)
-                == "{\"b\":[1,true,null],\"a\":\"caf\u{E9} \u{1F511} \\\"q\\\" \\\\ \\n\\u0001\",\"empty\":{},\"none\":[]}")
+                == "{\"b\":[1,true,null],\"a\":\"caf\u{E9} \u{1F511} \\\"q\\\" \\\\ \\n\\u0001\",\"empty\":{},\"none\":[]}"
+        )
     }
 
     @Test func indentedOutputIsStable() {
@@ -194,7 +204,8 @@ struct FormatTests {
 
     @Test(arguments: [
         "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.5Z", "2026-01-01T00:00:00.123456789Z", "1970-01-01T00:00:00Z",
-        "2026-12-31T23:59:60Z", "2028-02-29T12:00:00Z", "2000-02-29T00:00:00Z", "2026-04-30T23:59:59Z", "9999-12-31T23:59:59Z",
+        "2026-12-31T23:59:60Z", "2028-02-29T12:00:00Z", "2000-02-29T00:00:00Z", "2026-04-30T23:59:59Z",
+        "9999-12-31T23:59:59Z",
     ])
     func timestampsAccepted(text: String) {
         #expect(Timestamp.isValid(text))
@@ -203,8 +214,10 @@ struct FormatTests {
     @Test(arguments: [
         "", "Z", "2026-01-01T00:00:00", "2026-01-01T00:00:00z", "2026-01-01t00:00:00Z", "2026-01-01 00:00:00Z",
         "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00,5Z", "2026-01-01T00:00:00.5xZ",
-        "2026-01-01T00:00Z", "2026-1-01T00:00:00Z", "26-01-01T00:00:00Z", "2026-00-10T00:00:00Z", "2026-13-01T00:00:00Z",
-        "2026-01-00T00:00:00Z", "2026-01-32T00:00:00Z", "2026-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
+        "2026-01-01T00:00Z", "2026-1-01T00:00:00Z", "26-01-01T00:00:00Z", "2026-00-10T00:00:00Z",
+        "2026-13-01T00:00:00Z",
+        "2026-01-00T00:00:00Z", "2026-01-32T00:00:00Z", "2026-02-29T00:00:00Z", "2100-02-29T00:00:00Z",
+        "2026-04-31T00:00:00Z",
         "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z", "2026-01-01T00:00:61Z", "2026-01-01T00:00:00ZZ",
         "\u{FF12}026-01-01T00:00:00Z", "2026-01-01T00:00:00.\u{0665}Z",
     ])

@@ -18,19 +18,26 @@ struct ProtocolStateTests {
 
         let plain = bytes.revealedBytes()
         for cut in [0, 5, 9, 12, plain.count - 1] {
-            let error = #expect(throws: ShareRecoveryError.self) { _ = try DKGRound2State(serialized: SecureBytes(copying: Array(plain.prefix(cut)))) }
+            let error = #expect(throws: ShareRecoveryError.self) {
+                _ = try DKGRound2State(serialized: SecureBytes(copying: Array(plain.prefix(cut))))
+            }
             #expect(error?.code == .malformedRecord, "cut at \(cut)")
         }
         var otherVersion = plain
         otherVersion[4] = 2
-        #expect(throws: ShareRecoveryError.self) { _ = try DKGRound2State(serialized: SecureBytes(copying: otherVersion)) }
-        let error = #expect(throws: ShareRecoveryError.self) { _ = try DKGRound2State(serialized: SecureBytes(copying: plain + [0])) }
+        #expect(throws: ShareRecoveryError.self) {
+            _ = try DKGRound2State(serialized: SecureBytes(copying: otherVersion))
+        }
+        let error = #expect(throws: ShareRecoveryError.self) {
+            _ = try DKGRound2State(serialized: SecureBytes(copying: plain + [0]))
+        }
         #expect(error?.code == .malformedRecord)
     }
 
     @Test("a signing nonce's secret round-trips once; a used nonce has none to give", arguments: Curve.allCases)
     func nonceSecretRoundTrips(curve: Curve) throws {
-        let shares = try DistributedKeyGeneration.run(parameters: DKGParameters(curve: curve, walletId: "w", threshold: 2, parties: 2))
+        let shares = try DistributedKeyGeneration.run(
+            parameters: DKGParameters(curve: curve, walletId: "w", threshold: 2, parties: 2))
         let mode = SigningMode.default(for: curve)
         let signers = try shares.map { try SigningParty(share: $0, mode: mode) }
         let nonces = signers.map { $0.commit() }
@@ -40,11 +47,16 @@ struct ProtocolStateTests {
         #expect(throws: ShareCryptoError.self) { _ = try nonces[1].serializedSecret() }
         // The restored copy signs in the original's place, and the signature verifies.
         let package = try SigningPackage(
-            signingSet: shares[0], message: [42], mode: mode, commitments: [1: nonces[0].commitment, 2: restored.commitment])
+            signingSet: shares[0], message: [42], mode: mode,
+            commitments: [1: nonces[0].commitment, 2: restored.commitment])
         let signature = try package.aggregate(signatureShares: [
-            1: try signers[0].sign(nonce: nonces[0], package: package), 2: try signers[1].sign(nonce: restored, package: package),
+            1: try signers[0].sign(nonce: nonces[0], package: package),
+            2: try signers[1].sign(nonce: restored, package: package),
         ])
-        #expect(SignatureVerifier.verify(signature: signature, message: [42], publicKey: shares[0].publicKey, mode: mode))
-        #expect(throws: ShareCryptoError.self) { _ = try FrostSigningNonce(serializedSecret: SecureBytes(zeros: 63), curve: curve) }
+        #expect(
+            SignatureVerifier.verify(signature: signature, message: [42], publicKey: shares[0].publicKey, mode: mode))
+        #expect(throws: ShareCryptoError.self) {
+            _ = try FrostSigningNonce(serializedSecret: SecureBytes(zeros: 63), curve: curve)
+        }
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 import Foundation
 import ShareCrypto
@@ -76,7 +76,9 @@ struct RecoveryCrashTests {
         do {
             let process = try HarnessProcess.launch(harness, arguments)
             let start = ContinuousClock.now
-            while let line = process.readLine(timeout: .seconds(30)) { milestones.append((line, start.duration(to: .now))) }
+            while let line = process.readLine(timeout: .seconds(30)) {
+                milestones.append((line, start.duration(to: .now)))
+            }
             #expect(process.wait() == .exited(0))
         }
         let expected = ["ready 0"] + RecoveryStatus.sequence.map { "status \($0)" } + ["recovered 1"]
@@ -114,7 +116,9 @@ struct RecoveryCrashTests {
             #expect(current.publicKey == old.publicKey && current.partyIndex == 1 && current.kind == .signing)
             if current.generation == 0 {
                 ended.old += 1
-                #expect(current.setId == old.setId && current.secret == old.secret, "trial \(trial): a changed old generation")
+                #expect(
+                    current.setId == old.setId && current.secret == old.secret,
+                    "trial \(trial): a changed old generation")
                 // Nothing is stored before `storingShare` begins.
                 let storing = lines.contains("status storingShare")
                 let staged = try await store.stagedShare()
@@ -122,14 +126,17 @@ struct RecoveryCrashTests {
                 #expect(!lines.contains("recovered 1"), "trial \(trial): recovered, yet the old generation is current")
             } else {
                 ended.new += 1
-                #expect(current.generation == 1 && current.setId != old.setId, "trial \(trial): generation \(current.generation)")
+                #expect(
+                    current.generation == 1 && current.setId != old.setId,
+                    "trial \(trial): generation \(current.generation)")
                 #expect(lines.contains("status storingShare"), "trial \(trial): new generation before storingShare")
                 // currentShare() ran every §4 check, x_1·G = X_1 included; the set must be the recovered one.
                 #expect(try Point(generatorTimes: try #require(current.secret)) == current.publicShare)
             }
             if let staged = try await store.stagedShare() {
                 stagedLeft += 1
-                #expect(staged.generation == 1 && current.generation == 0, "trial \(trial): staged \(staged.generation)")
+                #expect(
+                    staged.generation == 1 && current.generation == 0, "trial \(trial): staged \(staged.generation)")
             }
             #expect(Support.names(in: directory).allSatisfy { !$0.hasPrefix(".tmp.") })
         }
@@ -141,7 +148,8 @@ struct RecoveryCrashTests {
                 + "\(ended.new); staged file left in \(stagedLeft); last line before the kill: \(histogram)")
         #expect(ended.old + ended.new == Self.trials)
         // The kills must have landed in the custodian session and in storing, not only around them.
-        let inSession = (killedAfter["status recoveringSigningShare"] ?? 0) + (killedAfter["status generatingShare"] ?? 0)
+        let inSession =
+            (killedAfter["status recoveringSigningShare"] ?? 0) + (killedAfter["status generatingShare"] ?? 0)
         #expect(inSession > 0 && (killedAfter["status storingShare"] ?? 0) > 0, "\(histogram)")
     }
 }

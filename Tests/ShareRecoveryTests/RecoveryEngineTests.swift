@@ -42,13 +42,19 @@ struct RecoveryEngineTests {
         let backupSet = try Resharing.reshare(
             world.signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
             using: DeterministicRandom(seed: Array("backup-set".utf8)))
-        let wrongKind = ResharingSessionRequest(clientId: "user-1", purpose: .backup(.password), clientShare: backupSet[0])
-        await #expect(throws: ShareRecoveryError(.invalidParameters, "")) { try await world.custodian.openSession(wrongKind) }
+        let wrongKind = ResharingSessionRequest(
+            clientId: "user-1", purpose: .backup(.password), clientShare: backupSet[0])
+        await #expect(throws: ShareRecoveryError(.invalidParameters, "")) {
+            try await world.custodian.openSession(wrongKind)
+        }
 
         let otherWallet = try KeyGeneration.generate(
             curve: .secp256k1, walletId: "w-2", using: DeterministicRandom(seed: Array("other".utf8)))
-        let unknownSet = ResharingSessionRequest(clientId: "user-1", purpose: .backup(.password), clientShare: otherWallet[0])
-        await #expect(throws: ShareRecoveryError(.noMatchingShare, "")) { try await world.custodian.openSession(unknownSet) }
+        let unknownSet = ResharingSessionRequest(
+            clientId: "user-1", purpose: .backup(.password), clientShare: otherWallet[0])
+        await #expect(throws: ShareRecoveryError(.noMatchingShare, "")) {
+            try await world.custodian.openSession(unknownSet)
+        }
     }
 
     @Test func twoOfThree() async throws {
@@ -95,7 +101,9 @@ struct RecoveryEngineTests {
         }
         try await world.engine.deleteRecoveryMethod(.password, force: true)
         #expect(try await world.engine.isRecoveryActivated() == false)
-        await #expect(throws: ShareRecoveryError(.notFound, "")) { try await world.engine.deleteRecoveryMethod(.password) }
+        await #expect(throws: ShareRecoveryError(.notFound, "")) {
+            try await world.engine.deleteRecoveryMethod(.password)
+        }
     }
 
     @Test func failedRecoveryReportsNothingAfterTheFailureAndStoresNothing() async throws {

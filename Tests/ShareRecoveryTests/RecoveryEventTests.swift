@@ -74,7 +74,8 @@ struct RecoveryEventTests {
         let requestId = try #require(log.all.first?.requestId)
         #expect(Self.isRequestId(requestId))
         #expect(log.all.allSatisfy { $0.requestId == requestId })
-        #expect(await custodian.requestIds == [requestId, requestId, requestId], "every call carries the operation's id")
+        #expect(
+            await custodian.requestIds == [requestId, requestId, requestId], "every call carries the operation's id")
         let elapsed = log.all.map(\.elapsed)
         #expect(zip(elapsed, elapsed.dropFirst()).allSatisfy { $0 <= $1 })
 

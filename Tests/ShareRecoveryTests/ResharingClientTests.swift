@@ -9,14 +9,17 @@ struct ResharingClientTests {
     let key = SealingKeyPair()
 
     func signingSet(_ curve: Curve = .secp256k1) throws -> [ShareRecord] {
-        try DistributedKeyGeneration.run(parameters: DKGParameters(curve: curve, walletId: "w", threshold: 2, parties: 2))
+        try DistributedKeyGeneration.run(
+            parameters: DKGParameters(curve: curve, walletId: "w", threshold: 2, parties: 2))
     }
 
     func offer(_ opened: ResharingCustodian.Opened) -> ResharingSessionOffer {
         ResharingSessionOffer(sessionId: "s", plan: opened.plan, custodianDealings: opened.offeredDealings)
     }
 
-    @Test("backup then recovery: both roles end with shares of one new set under the old public key", arguments: Curve.allCases)
+    @Test(
+        "backup then recovery: both roles end with shares of one new set under the old public key",
+        arguments: Curve.allCases)
     func backupThenRecovery(curve: Curve) throws {
         let signing = try signingSet(curve)
         let opened = try ResharingCustodian.open(
@@ -28,8 +31,10 @@ struct ResharingClientTests {
         let finished = try opened.finish(clientDealing: dealt.outgoingDealing, custodianPublicKey: key.publicKey)
         let userBackup = try dealt.finish(
             result: ResharingSessionResult(
-                newCommitments: finished.newShares[0].commitments, custodianBackupShares: finished.custodianBackupShares))
-        #expect(userBackup.kind == .backup && userBackup.generation == 0 && userBackup.publicKey == signing[0].publicKey)
+                newCommitments: finished.newShares[0].commitments, custodianBackupShares: finished.custodianBackupShares
+            ))
+        #expect(
+            userBackup.kind == .backup && userBackup.generation == 0 && userBackup.publicKey == signing[0].publicKey)
         #expect(userBackup.setId == finished.newShares[0].setId)
 
         let recovering = try ResharingCustodian.open(
@@ -39,7 +44,8 @@ struct ResharingClientTests {
         let done = try recovering.finish(clientDealing: dealtAgain.outgoingDealing, custodianPublicKey: key.publicKey)
         let newSigning = try dealtAgain.finish(
             result: ResharingSessionResult(newCommitments: done.newShares[0].commitments, custodianBackupShares: []))
-        #expect(newSigning.kind == .signing && newSigning.generation == 1 && newSigning.publicKey == signing[0].publicKey)
+        #expect(
+            newSigning.kind == .signing && newSigning.generation == 1 && newSigning.publicKey == signing[0].publicKey)
         // The two new shares interpolate to the old key: x_1·λ_1 + x_2·λ_2 = x, checked as points.
         let together = try Resharing.reshare(
             [newSigning, done.newShares[0]], newThreshold: 2, newParties: 2, newKind: .signing, newGeneration: 2)
@@ -70,19 +76,22 @@ struct ResharingClientTests {
         // A backup that moves the generation.
         refused(
             try ResharingPlan(
-                oldSet: plan.oldSet, dealers: plan.dealers, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 1,
+                oldSet: plan.oldSet, dealers: plan.dealers, newThreshold: 2, newParties: 2, newKind: .backup,
+                newGeneration: 1,
                 newSetId: plan.newSetId),
             ownShare: signing[0], newKind: .backup)
         // A recovery that does not move it.
         refused(
             try ResharingPlan(
-                oldSet: plan.oldSet, dealers: plan.dealers, newThreshold: 2, newParties: 2, newKind: .signing, newGeneration: 0,
+                oldSet: plan.oldSet, dealers: plan.dealers, newThreshold: 2, newParties: 2, newKind: .signing,
+                newGeneration: 0,
                 newSetId: plan.newSetId),
             ownShare: signing[0], newKind: .signing)
         // Another shape: 2-of-3 instead of the wallet's 2-of-2.
         refused(
             try ResharingPlan(
-                oldSet: plan.oldSet, dealers: plan.dealers, newThreshold: 2, newParties: 3, newKind: .backup, newGeneration: 0,
+                oldSet: plan.oldSet, dealers: plan.dealers, newThreshold: 2, newParties: 3, newKind: .backup,
+                newGeneration: 0,
                 newSetId: plan.newSetId),
             ownShare: signing[0], newKind: .backup)
     }
@@ -104,11 +113,14 @@ struct ResharingClientTests {
                 offer: ResharingSessionOffer(sessionId: "s", plan: opened.plan, custodianDealings: dealings),
                 ownShare: signing[0], newKind: .backup)
         }
-        #expect(error?.code == .subShareCheckFailed && error?.reason.contains("dealer 2's") == true, "\(String(describing: error))")
+        #expect(
+            error?.code == .subShareCheckFailed && error?.reason.contains("dealer 2's") == true,
+            "\(String(describing: error))")
 
         let dealt = try ResharingClient.accept(offer: offer(opened), ownShare: signing[0], newKind: .backup)
         let mismatch = #expect(throws: ShareRecoveryError.self) {
-            _ = try dealt.finish(result: ResharingSessionResult(newCommitments: signing[0].commitments, custodianBackupShares: []))
+            _ = try dealt.finish(
+                result: ResharingSessionResult(newCommitments: signing[0].commitments, custodianBackupShares: []))
         }
         #expect(mismatch?.code == .publicKeyMismatch)
     }

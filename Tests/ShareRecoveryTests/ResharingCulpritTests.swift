@@ -24,8 +24,11 @@ struct ResharingCulpritTests {
         try Self.forEachCase("honest", curve: curve, count: Self.cases / 4) { label, _, scenario in
             for dealing in scenario.dealings {
                 let share = scenario.shares.first { $0.partyIndex == dealing.dealerIndex }!
-                let lambda = try Shamir.lagrangeCoefficientAtZero(index: dealing.dealerIndex, indices: scenario.plan.dealers, curve: curve)
-                #expect(dealing.commitments[0] == (try Point(generatorTimes: lambda * share.secret!)), "\(label): dealer \(dealing.dealerIndex)")
+                let lambda = try Shamir.lagrangeCoefficientAtZero(
+                    index: dealing.dealerIndex, indices: scenario.plan.dealers, curve: curve)
+                #expect(
+                    dealing.commitments[0] == (try Point(generatorTimes: lambda * share.secret!)),
+                    "\(label): dealer \(dealing.dealerIndex)")
             }
             let newShares = try ResharingReceiver.receive(
                 partyIndices: Array(1...scenario.plan.newParties), plan: scenario.plan, dealings: scenario.dealings)
@@ -33,7 +36,9 @@ struct ResharingCulpritTests {
         }
     }
 
-    @Test("a wrong constant term fails dealerCheckFailed naming the first dishonest dealer of Q", arguments: Curve.allCases)
+    @Test(
+        "a wrong constant term fails dealerCheckFailed naming the first dishonest dealer of Q",
+        arguments: Curve.allCases)
     func wrongConstantTerm(curve: Curve) throws {
         try Self.forEachCase("constant-term", curve: curve, count: Self.cases) { label, random, scenario in
             var liars: [Int] = []
@@ -41,17 +46,22 @@ struct ResharingCulpritTests {
                 var commitments = dealing.commitments
                 // Off by G: as close to honest as a lie gets.
                 commitments[0] = try commitments[0] + Point.generator(on: curve)
-                scenario.dealings[position] = Dealing(dealerIndex: dealing.dealerIndex, commitments: commitments, subShares: dealing.subShares)
+                scenario.dealings[position] = Dealing(
+                    dealerIndex: dealing.dealerIndex, commitments: commitments, subShares: dealing.subShares)
                 liars.append(dealing.dealerIndex)
             }
             guard let first = liars.min() else { return }
             let error = Self.receiveError(scenario)
             #expect(error?.code == .dealerCheckFailed, "\(label): \(String(describing: error))")
-            #expect(error?.reason == "dealer \(first)'s constant term is not λ_j·X_j", "\(label): \(String(describing: error))")
+            #expect(
+                error?.reason == "dealer \(first)'s constant term is not λ_j·X_j",
+                "\(label): \(String(describing: error))")
         }
     }
 
-    @Test("a wrong sub-share fails subShareCheckFailed naming the first receiver's first dishonest dealer", arguments: Curve.allCases)
+    @Test(
+        "a wrong sub-share fails subShareCheckFailed naming the first receiver's first dishonest dealer",
+        arguments: Curve.allCases)
     func wrongSubShare(curve: Curve) throws {
         try Self.forEachCase("sub-share", curve: curve, count: Self.cases) { label, random, scenario in
             var lies: [(receiver: Int, dealer: Int)] = []
@@ -61,13 +71,15 @@ struct ResharingCulpritTests {
                     subShares[k] = subShares[k]! + Scalar.random(on: curve, using: random)
                     lies.append((k, dealing.dealerIndex))
                 }
-                scenario.dealings[position] = Dealing(dealerIndex: dealing.dealerIndex, commitments: dealing.commitments, subShares: subShares)
+                scenario.dealings[position] = Dealing(
+                    dealerIndex: dealing.dealerIndex, commitments: dealing.commitments, subShares: subShares)
             }
             guard let first = lies.min(by: { ($0.receiver, $0.dealer) < ($1.receiver, $1.dealer) }) else { return }
             let error = Self.receiveError(scenario)
             #expect(error?.code == .subShareCheckFailed, "\(label): \(String(describing: error))")
             #expect(
-                error?.reason == "dealer \(first.dealer)'s sub-share for party \(first.receiver) does not match its commitments",
+                error?.reason
+                    == "dealer \(first.dealer)'s sub-share for party \(first.receiver) does not match its commitments",
                 "\(label): \(String(describing: error))")
         }
     }
@@ -93,11 +105,15 @@ struct ResharingCulpritTests {
         let threshold = Int(draw[1]) % (parties - 1) + 2
         let newParties = Int(draw[2] % 4) + 2
         let newThreshold = Int(draw[3]) % (newParties - 1) + 2
-        let set = try KeyGeneration.generate(curve: curve, walletId: "culprit", threshold: threshold, parties: parties, using: random)
+        let set = try KeyGeneration.generate(
+            curve: curve, walletId: "culprit", threshold: threshold, parties: parties, using: random)
         // Q: t distinct members, drawn by sorting on random keys.
-        let shares = Array(set.map { ($0, random.bytes(count: 4)) }.sorted { $0.1.lexicographicallyPrecedes($1.1) }.prefix(threshold).map(\.0))
+        let shares = Array(
+            set.map { ($0, random.bytes(count: 4)) }.sorted { $0.1.lexicographicallyPrecedes($1.1) }.prefix(threshold)
+                .map(\.0))
         let plan = try ResharingPlan(
-            oldSet: shares[0], dealers: shares.map(\.partyIndex), newThreshold: newThreshold, newParties: newParties, newKind: .signing,
+            oldSet: shares[0], dealers: shares.map(\.partyIndex), newThreshold: newThreshold, newParties: newParties,
+            newKind: .signing,
             newGeneration: 1, newSetId: SetID.random(using: random))
         let dealings = try shares.map { try ResharingDealer.deal(share: $0, plan: plan, using: random) }
         return Scenario(plan: plan, shares: shares, dealings: dealings)

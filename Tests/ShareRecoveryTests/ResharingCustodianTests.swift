@@ -9,7 +9,8 @@ struct ResharingCustodianTests {
     let key = SealingKeyPair()
 
     func signingSet(_ curve: Curve = .secp256k1) throws -> [ShareRecord] {
-        try DistributedKeyGeneration.run(parameters: DKGParameters(curve: curve, walletId: "w", threshold: 2, parties: 2))
+        try DistributedKeyGeneration.run(
+            parameters: DKGParameters(curve: curve, walletId: "w", threshold: 2, parties: 2))
     }
 
     /// Backup, then recovery, each through the role's values with the client's dealing in between.
@@ -17,7 +18,8 @@ struct ResharingCustodianTests {
     func backupThenRecovery(curve: Curve) throws {
         let signing = try signingSet(curve)
         let backupRequest = ResharingSessionRequest(clientId: "c", purpose: .backup(.cloudKey), clientShare: signing[0])
-        let opened = try ResharingCustodian.open(request: backupRequest, signingShares: [signing[1]], candidates: [], custodianKey: key)
+        let opened = try ResharingCustodian.open(
+            request: backupRequest, signingShares: [signing[1]], candidates: [], custodianKey: key)
         #expect(opened.plan.newKind == .backup && opened.plan.newGeneration == 0 && opened.expectedSet == nil)
         #expect(opened.offeredDealings.allSatisfy { Set($0.subShares.keys) == [1] })
         let clientDealing = try ResharingDealer.deal(share: signing[0], plan: opened.plan)
@@ -25,28 +27,37 @@ struct ResharingCustodianTests {
         #expect(finished.pending.signingSetToKeep == nil && finished.pending.expectedSet == nil)
         #expect(try finished.pending.confirm(currentSets: [signing[1].setId]) == nil)
         #expect(finished.custodianBackupShares.count == 1)
-        let userBackup = try ResharingReceiver.receive(partyIndex: 1, plan: opened.plan, dealings: opened.offeredDealings + [clientDealing])
+        let userBackup = try ResharingReceiver.receive(
+            partyIndex: 1, plan: opened.plan, dealings: opened.offeredDealings + [clientDealing])
 
         // Recovery from the user's backup share and the custodian backup share the backup produced.
-        let recoveryRequest = ResharingSessionRequest(clientId: "c", purpose: .recovery(.cloudKey), clientShare: userBackup)
+        let recoveryRequest = ResharingSessionRequest(
+            clientId: "c", purpose: .recovery(.cloudKey), clientShare: userBackup)
         let recovering = try ResharingCustodian.open(
-            request: recoveryRequest, signingShares: [signing[1]], candidates: finished.custodianBackupShares, custodianKey: key)
+            request: recoveryRequest, signingShares: [signing[1]], candidates: finished.custodianBackupShares,
+            custodianKey: key)
         #expect(recovering.plan.newKind == .signing && recovering.plan.newGeneration == 1)
         #expect(recovering.expectedSet == signing[1].setId)
         let done = try recovering.finish(
-            clientDealing: try ResharingDealer.deal(share: userBackup, plan: recovering.plan), custodianPublicKey: key.publicKey)
+            clientDealing: try ResharingDealer.deal(share: userBackup, plan: recovering.plan),
+            custodianPublicKey: key.publicKey)
         let keep = try #require(try done.pending.confirm(currentSets: [signing[1].setId]))
         #expect(keep.map(\.partyIndex) == [2] && keep[0].publicKey == signing[0].publicKey && keep[0].generation == 1)
         // Another recovery confirmed first: this one must not replace its set.
-        let error = #expect(throws: ShareRecoveryError.self) { try done.pending.confirm(currentSets: keep.map(\.setId)) }
+        let error = #expect(throws: ShareRecoveryError.self) {
+            try done.pending.confirm(currentSets: keep.map(\.setId))
+        }
         #expect(error?.code == .conflict)
     }
 
-    @Test("the role's refusals: a backup share to back up, no custodian share, a dealing from another party, dealings that do not fit")
+    @Test(
+        "the role's refusals: a backup share to back up, no custodian share, a dealing from another party, dealings that do not fit"
+    )
     func refusals() throws {
         let signing = try signingSet()
         let other = try signingSet()
-        let backupSet = try Resharing.reshare(signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0)
+        let backupSet = try Resharing.reshare(
+            signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0)
         var error = #expect(throws: ShareRecoveryError.self) {
             _ = try ResharingCustodian.open(
                 request: ResharingSessionRequest(clientId: "c", purpose: .backup(.password), clientShare: backupSet[0]),
@@ -69,7 +80,8 @@ struct ResharingCustodianTests {
         }
         #expect(error?.code == .dealerCheckFailed)
         error = #expect(throws: ShareRecoveryError.self) {
-            _ = try ResharingCustodian.Opened(purpose: opened.purpose, plan: opened.plan, dealings: opened.offeredDealings, expectedSet: nil)
+            _ = try ResharingCustodian.Opened(
+                purpose: opened.purpose, plan: opened.plan, dealings: opened.offeredDealings, expectedSet: nil)
         }
         #expect(error?.code == .invalidParameters)
     }
@@ -92,17 +104,21 @@ struct ResharingCustodianTests {
         let backupPending = try ResharingCustodian.Pending(serialized: try original.pending.serialized())
         #expect(backupPending.purpose == .backup(.passkey) && backupPending.signingSetToKeep == nil)
 
-        let userBackup = try ResharingReceiver.receive(partyIndex: 1, plan: opened.plan, dealings: opened.offeredDealings + [clientDealing])
+        let userBackup = try ResharingReceiver.receive(
+            partyIndex: 1, plan: opened.plan, dealings: opened.offeredDealings + [clientDealing])
         let recovering = try ResharingCustodian.open(
             request: ResharingSessionRequest(clientId: "c", purpose: .recovery(.passkey), clientShare: userBackup),
             signingShares: [signing[1]], candidates: original.custodianBackupShares, custodianKey: key)
         let restoredRecovery = try ResharingCustodian.Opened(serialized: recovering.serialized())
         #expect(restoredRecovery.expectedSet == signing[1].setId && restoredRecovery.purpose == .recovery(.passkey))
         let pending = try restoredRecovery.finish(
-            clientDealing: try ResharingDealer.deal(share: userBackup, plan: recovering.plan), custodianPublicKey: key.publicKey
+            clientDealing: try ResharingDealer.deal(share: userBackup, plan: recovering.plan),
+            custodianPublicKey: key.publicKey
         ).pending
         let restoredPending = try ResharingCustodian.Pending(serialized: try pending.serialized())
-        #expect(restoredPending.signingSetToKeep == pending.signingSetToKeep && restoredPending.expectedSet == signing[1].setId)
+        #expect(
+            restoredPending.signingSetToKeep == pending.signingSetToKeep
+                && restoredPending.expectedSet == signing[1].setId)
         #expect(try restoredPending.confirm(currentSets: [signing[1].setId]) == pending.signingSetToKeep)
     }
 
@@ -114,7 +130,8 @@ struct ResharingCustodianTests {
             signingShares: [signing[1]], candidates: [], custodianKey: key)
         let bytes = opened.serialized().revealedBytes()
         let pendingBytes = try opened.finish(
-            clientDealing: try ResharingDealer.deal(share: signing[0], plan: opened.plan), custodianPublicKey: key.publicKey
+            clientDealing: try ResharingDealer.deal(share: signing[0], plan: opened.plan),
+            custodianPublicKey: key.publicKey
         ).pending.serialized().revealedBytes()
         func changed(_ original: [UInt8], at index: Int, to value: UInt8) -> [UInt8] {
             var copy = original
@@ -123,18 +140,26 @@ struct ResharingCustodianTests {
         }
         // The plan as JSON of another spelling (a space after its opening brace): the same plan, not its byte form.
         let planCount = Int(bytes[9]) << 8 | Int(bytes[10])
-        let respelled = Array(bytes[..<9]) + [UInt8((planCount + 1) >> 8), UInt8((planCount + 1) & 0xFF), bytes[11], 0x20] + Array(bytes[12...])
+        let respelled =
+            Array(bytes[..<9]) + [UInt8((planCount + 1) >> 8), UInt8((planCount + 1) & 0xFF), bytes[11], 0x20]
+            + Array(bytes[12...])
         let damagedOpened: [[UInt8]] = [
             Array(bytes.dropLast()), bytes + [0], changed(bytes, at: 0, to: 0x58), changed(bytes, at: 4, to: 2),
             changed(bytes, at: 6, to: 3), changed(bytes, at: 8, to: 2), pendingBytes, respelled,
         ]
         for damaged in damagedOpened {
-            let error = #expect(throws: ShareRecoveryError.self) { try ResharingCustodian.Opened(serialized: SecureBytes(copying: damaged)) }
+            let error = #expect(throws: ShareRecoveryError.self) {
+                try ResharingCustodian.Opened(serialized: SecureBytes(copying: damaged))
+            }
             #expect(error?.code == .malformedRecord)
         }
         // A backup claiming a share it does not carry, a trailing byte, another round, an opened state.
-        for damaged in [Array(pendingBytes.dropLast()) + [1], pendingBytes + [0], changed(pendingBytes, at: 5, to: 3), bytes] {
-            let error = #expect(throws: ShareRecoveryError.self) { try ResharingCustodian.Pending(serialized: SecureBytes(copying: damaged)) }
+        for damaged in [
+            Array(pendingBytes.dropLast()) + [1], pendingBytes + [0], changed(pendingBytes, at: 5, to: 3), bytes,
+        ] {
+            let error = #expect(throws: ShareRecoveryError.self) {
+                try ResharingCustodian.Pending(serialized: SecureBytes(copying: damaged))
+            }
             #expect(error?.code == .malformedRecord)
         }
     }
@@ -168,13 +193,20 @@ struct ResharingCustodianTests {
                 ResharingSessionRequest(clientId: "c", purpose: .recovery(.password), clientShare: userBackup))
             let dealing = try ResharingDealer.deal(share: userBackup, plan: offer.plan)
             _ = try await custodian.finishSession(id: offer.sessionId, clientDealing: dealing)
-            recoveries.append((offer, try ResharingReceiver.receive(partyIndex: 1, plan: offer.plan, dealings: offer.custodianDealings + [dealing])))
+            recoveries.append(
+                (
+                    offer,
+                    try ResharingReceiver.receive(
+                        partyIndex: 1, plan: offer.plan, dealings: offer.custodianDealings + [dealing])
+                ))
         }
         #expect(recoveries[0].offer.plan.newSetId != recoveries[1].offer.plan.newSetId)
         try await custodian.confirmSession(id: recoveries[0].offer.sessionId)
         let current = await custodian.currentSigningShares(clientId: "c")
         #expect(current.map(\.setId) == [recoveries[0].share.setId] && current[0].generation == 1)
-        error = await #expect(throws: ShareRecoveryError.self) { try await custodian.confirmSession(id: recoveries[1].offer.sessionId) }
+        error = await #expect(throws: ShareRecoveryError.self) {
+            try await custodian.confirmSession(id: recoveries[1].offer.sessionId)
+        }
         #expect(error?.code == .conflict)
         try await custodian.confirmSession(id: recoveries[0].offer.sessionId)
         #expect(await custodian.currentSigningShares(clientId: "c") == current)
@@ -186,15 +218,18 @@ struct ResharingCustodianTests {
     @Test("LocalCustodian answers the role's refusal codes")
     func localCodes() async throws {
         let signing = try signingSet()
-        let backupSet = try Resharing.reshare(signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0)
+        let backupSet = try Resharing.reshare(
+            signing, newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0)
         let custodian = LocalCustodian(key: key, shareSource: InMemoryIntegrator())
         await custodian.register(signingShares: [signing[1]], clientId: "c")
-        for (share, code) in [(backupSet[0], ShareRecoveryError.Code.invalidParameters), (try signingSet()[0], .noMatchingShare)] {
+        for (share, code) in [
+            (backupSet[0], ShareRecoveryError.Code.invalidParameters), (try signingSet()[0], .noMatchingShare),
+        ] {
             let error = await #expect(throws: ShareRecoveryError.self) {
-                _ = try await custodian.openSession(ResharingSessionRequest(clientId: "c", purpose: .backup(.password), clientShare: share))
+                _ = try await custodian.openSession(
+                    ResharingSessionRequest(clientId: "c", purpose: .backup(.password), clientShare: share))
             }
             #expect(error?.code == code)
         }
     }
 }
-

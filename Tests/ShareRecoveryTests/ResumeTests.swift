@@ -71,7 +71,9 @@ struct ResumeTests {
         }
     }
 
-    @Test("a recovery cut off at each step: the next start settles it, device and custodian agree", arguments: Step.allCases)
+    @Test(
+        "a recovery cut off at each step: the next start settles it, device and custodian agree",
+        arguments: Step.allCases)
     func recovery(step: Step) async throws {
         let world = try await RecoveryEngineTests.World(seed: "resume \(step)")
         try await world.engine.backup(method: .password, secret: .text("pw"))
@@ -120,7 +122,8 @@ struct ResumeTests {
         let (plain, store) = world.newDevice()
         var configuration = plain.configuration
         configuration.custodian = AnswerDropping(inner: world.custodian)
-        let recovered = try await RecoveryEngine(configuration: configuration).recover(method: .password, secret: .text("pw"))
+        let recovered = try await RecoveryEngine(configuration: configuration).recover(
+            method: .password, secret: .text("pw"))
         #expect(await store.currentShare() == recovered)
         #expect(await world.custodian.currentSigningShares(clientId: "user-1").first?.setId == recovered.setId)
         #expect(await store.pendingSession() == nil)

@@ -36,7 +36,8 @@ struct RoundTripTests {
             #expect(backup.custodianShares.count == layout.parties - 1)
             var statuses: [RecoveryStatus] = []
             let recovered = try OfflineRecovery.recover(
-                cipherText: backup.cipherText.base64, secret: secret, custodianShares: backup.custodianShares.map(\.json),
+                cipherText: backup.cipherText.base64, secret: secret,
+                custodianShares: backup.custodianShares.map(\.json),
                 custodianKey: custodian, progress: { statuses.append($0) }, using: random)
             #expect(statuses == RecoveryStatus.sequence)
             #expect(recovered.count == layout.parties)
@@ -79,7 +80,8 @@ struct RoundTripTests {
         let signing = try KeyGeneration.generate(curve: .ed25519, walletId: "w", using: random)
         let custodian = SealingKeyPair(using: random)
         let backup = try BackupCreation.create(
-            signingShares: signing, method: .password, secret: .text("caf\u{E9}"), custodianPublicKey: custodian.publicKey,
+            signingShares: signing, method: .password, secret: .text("caf\u{E9}"),
+            custodianPublicKey: custodian.publicKey,
             argon2: Self.cheap, using: random)
         let record = try backup.cipherText.decrypt(secret: .text("cafe\u{301}"))
         #expect(record.partyIndex == 1)

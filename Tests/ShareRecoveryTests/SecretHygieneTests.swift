@@ -26,10 +26,15 @@ struct SecretHygieneTests {
             cloudKey = random.secureBytes(count: 32)
             custodian = LocalCustodian(key: custodianKey, shareSource: integrator, random: random)
             await custodian.register(signingShares: [signing[1]], clientId: "user-hygiene")
-            engine = Self.engine(custodian: custodian, integrator: integrator, store: InMemorySigningShareStore(current: signing[0]), random: random)
+            engine = Self.engine(
+                custodian: custodian, integrator: integrator, store: InMemorySigningShareStore(current: signing[0]),
+                random: random)
         }
 
-        static func engine(custodian: LocalCustodian, integrator: InMemoryIntegrator, store: any SigningShareStore, random: DeterministicRandom) -> RecoveryEngine {
+        static func engine(
+            custodian: LocalCustodian, integrator: InMemoryIntegrator, store: any SigningShareStore,
+            random: DeterministicRandom
+        ) -> RecoveryEngine {
             RecoveryEngine(
                 configuration: .init(
                     userId: "user-hygiene", custodian: custodian, shareStore: store, cipherTextSource: integrator,
@@ -45,7 +50,10 @@ struct SecretHygieneTests {
             ]
             for record in signing + extra {
                 guard let secret = record.secret else { continue }
-                secrets.append(SecretForms("\(record.kind) share \(record.partyIndex) gen \(record.generation)", secret: secret.rawRepresentation))
+                secrets.append(
+                    SecretForms(
+                        "\(record.kind) share \(record.partyIndex) gen \(record.generation)",
+                        secret: secret.rawRepresentation))
             }
             return secrets
         }
@@ -63,7 +71,8 @@ struct SecretHygieneTests {
         let cloudBackup = try await wallet.engine.backup(method: .cloudKey, secret: .keyMaterial(wallet.cloudKey))
         let userShare = try passwordBackup.decrypt(secret: .text(wallet.password))
         let recovered = try await Wallet.engine(
-            custodian: wallet.custodian, integrator: wallet.integrator, store: InMemorySigningShareStore(), random: wallet.random
+            custodian: wallet.custodian, integrator: wallet.integrator, store: InMemorySigningShareStore(),
+            random: wallet.random
         ).recover(method: .cloudKey, secret: .keyMaterial(wallet.cloudKey))
         let secrets = wallet.secrets(extra: [userShare, recovered])
 
@@ -72,23 +81,39 @@ struct SecretHygieneTests {
             do { try await body() } catch { errors.append(error) }
         }
         let fresh = Wallet.engine(
-            custodian: wallet.custodian, integrator: wallet.integrator, store: InMemorySigningShareStore(), random: wallet.random)
+            custodian: wallet.custodian, integrator: wallet.integrator, store: InMemorySigningShareStore(),
+            random: wallet.random)
         var wrongKey = wallet.cloudKey.revealedBytes()
         wrongKey[31] ^= 1
         await collect { try await fresh.recover(method: .password, secret: .text(wallet.password + "!")) }
-        await collect { try await fresh.recover(method: .cloudKey, secret: .keyMaterial(SecureBytes(copying: wrongKey))) }
-        await collect { try await fresh.recover(method: .cloudKey, secret: .keyMaterial(try wallet.cloudKey.slice(0..<31))) }
+        await collect {
+            try await fresh.recover(method: .cloudKey, secret: .keyMaterial(SecureBytes(copying: wrongKey)))
+        }
+        await collect {
+            try await fresh.recover(method: .cloudKey, secret: .keyMaterial(try wallet.cloudKey.slice(0..<31)))
+        }
         await collect { try await fresh.recover(method: .cloudKey, secret: .text(wallet.password)) }
-        await collect { try await fresh.recover(method: .password, cipherText: cloudBackup.base64, secret: .text(wallet.password)) }
+        await collect {
+            try await fresh.recover(method: .password, cipherText: cloudBackup.base64, secret: .text(wallet.password))
+        }
         var tampered = cloudBackup.bytes
         tampered[tampered.count - 1] ^= 1
-        await collect { try await fresh.recover(method: .cloudKey, cipherText: Base64.encode(tampered), secret: .keyMaterial(wallet.cloudKey)) }
+        await collect {
+            try await fresh.recover(
+                method: .cloudKey, cipherText: Base64.encode(tampered), secret: .keyMaterial(wallet.cloudKey))
+        }
         // The lost device's signing share no longer deals with the custodian.
         await collect { try await wallet.engine.backup(method: .passkey, secret: .keyMaterial(wallet.cloudKey)) }
         // Records carrying a known secret that fail their checks: the reason must not echo the secret.
         let userJSON = try StrictJSON.parse(userShare.json(includingSecret: true))
-        await collect { _ = try ShareRecord(json: userShare.json(includingSecret: true).replacingOccurrences(of: "\"partyIndex\":1", with: "\"partyIndex\":2")) }
-        await collect { _ = try ShareRecord(jsonValue: Self.replacing("generation", in: userJSON, with: .number("-1"))) }
+        await collect {
+            _ = try ShareRecord(
+                json: userShare.json(includingSecret: true).replacingOccurrences(
+                    of: "\"partyIndex\":1", with: "\"partyIndex\":2"))
+        }
+        await collect {
+            _ = try ShareRecord(jsonValue: Self.replacing("generation", in: userJSON, with: .number("-1")))
+        }
         let otherSet = try KeyGeneration.generate(curve: curve, walletId: "w-hygiene", using: wallet.random)[0]
         await collect {
             _ = try ShareRecord(
@@ -114,7 +139,8 @@ struct SecretHygieneTests {
 
         var texts = errors.flatMap(Self.texts)
         let values: [Any] = [
-            wallet.signing[0], userShare, recovered, wallet.custodianKey, wallet.cloudKey, BackupSecret.text(wallet.password),
+            wallet.signing[0], userShare, recovered, wallet.custodianKey, wallet.cloudKey,
+            BackupSecret.text(wallet.password),
             try #require(userShare.secret), passwordBackup, cloudBackup, wallet.engine.configuration.custodian,
         ]
         texts += values.flatMap { ["\($0)", String(reflecting: $0)] }
@@ -147,7 +173,9 @@ struct SecretHygieneTests {
 
     static func address(_ bytes: SecureBytes) -> Int { bytes.withUnsafeBytes { Int(bitPattern: $0.baseAddress) } }
 
-    @Test("every buffer that held a known secret is zeroed when the backup and recovery are over", arguments: Curve.allCases)
+    @Test(
+        "every buffer that held a known secret is zeroed when the backup and recovery are over",
+        arguments: Curve.allCases)
     func secretBuffersAreWiped(curve: Curve) async throws {
         let log = WipeLog()
         SecureBytes.wipeObserver = { log.record($0) }
@@ -162,12 +190,15 @@ struct SecretHygieneTests {
         do {
             let wallet = try await Wallet(curve: curve, seed: "hygiene wipe \(curve)")
             let password = BackupSecret.text(wallet.password)
-            guard case .text(let passwordBytes) = password.storage else { throw ShareRecoveryError(.invalidParameters, "not text") }
+            guard case .text(let passwordBytes) = password.storage else {
+                throw ShareRecoveryError(.invalidParameters, "not text")
+            }
             tracked.append(("password", Self.address(passwordBytes)))
             tracked.append(("cloud key", Self.address(wallet.cloudKey)))
             tracked.append(("custodian secret key", Self.address(wallet.custodianKey.secretKey)))
             for share in wallet.signing {
-                tracked.append(("signing share \(share.partyIndex)", Self.address(try #require(share.secret).rawRepresentation)))
+                tracked.append(
+                    ("signing share \(share.partyIndex)", Self.address(try #require(share.secret).rawRepresentation)))
             }
             let backup = try await wallet.engine.backup(method: .password, secret: password)
             try await wallet.engine.backup(method: .cloudKey, secret: .keyMaterial(wallet.cloudKey))
@@ -184,7 +215,9 @@ struct SecretHygieneTests {
             }
         }
         for (name, address) in tracked {
-            #expect(log.wasZeroed(address) == true, "\(name): \(log.wasZeroed(address) == nil ? "never freed" : "freed without being zeroed")")
+            #expect(
+                log.wasZeroed(address) == true,
+                "\(name): \(log.wasZeroed(address) == nil ? "never freed" : "freed without being zeroed")")
         }
         #expect(log.wasZeroed(keptAddress) == nil)
         kept = nil

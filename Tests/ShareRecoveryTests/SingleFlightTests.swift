@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 import Foundation
 import ShareCrypto
@@ -57,7 +57,9 @@ struct SingleFlightTests {
         let other = RecoveryEngine(configuration: configuration)
         let error = await #expect(throws: busy) { try await other.recover(method: .password, secret: .text("pw")) }
         #expect(error?.reason.contains("recovery") == true, "\(String(describing: error))")
-        await #expect(throws: busy) { try await engine.backup(method: .cloudKey, secret: .keyMaterial(SecureBytes(zeros: 32))) }
+        await #expect(throws: busy) {
+            try await engine.backup(method: .cloudKey, secret: .keyMaterial(SecureBytes(zeros: 32)))
+        }
         await #expect(throws: busy) { try await engine.deleteRecoveryMethod(.password, force: true) }
         // The old device's store is another wallet object: its backup runs meanwhile.
         try await world.engine.backup(method: .cloudKey, secret: .keyMaterial(SecureBytes(zeros: 32)))
@@ -79,14 +81,17 @@ struct SingleFlightTests {
         let cipherText: String? = withCipherText ? "not a cipherText" : nil
         for _ in 0..<3 {
             await #expect(throws: ShareRecoveryError.self) {
-                try await engine.recover(method: withCipherText ? .password : .cloudKey, cipherText: cipherText, secret: .text("pw"))
+                try await engine.recover(
+                    method: withCipherText ? .password : .cloudKey, cipherText: cipherText, secret: .text("pw"))
             }
         }
         let recovered = try await engine.recover(method: .password, secret: .text("pw"))
         #expect(recovered.generation == 1)
     }
 
-    @Test("another process holding the store: operationInProgress; killed, it leaves no lock behind", .timeLimit(.minutes(1)))
+    @Test(
+        "another process holding the store: operationInProgress; killed, it leaves no lock behind",
+        .timeLimit(.minutes(1)))
     func storeLockAcrossProcesses() async throws {
         typealias Support = StoreTestSupport
         let harness = try HarnessProcess.executablePath()
@@ -98,7 +103,8 @@ struct SingleFlightTests {
             let store = try await Support.open(directory, argon2: .minimum)
             try await store.createPasscode(passcode, confirmation: passcode)
         }
-        let process = try HarnessProcess.launch(harness, ["promote-loop", "--store", directory, "--passcode-file", passcodeFile])
+        let process = try HarnessProcess.launch(
+            harness, ["promote-loop", "--store", directory, "--passcode-file", passcodeFile])
         let ready = process.readLine(timeout: .seconds(20))
         guard let ready, ready.hasPrefix("ready ") else {
             process.kill()

@@ -20,7 +20,8 @@ struct VectorFileTests {
     static var repositoryDirectory: URL? {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Vectors")
-        return FileManager.default.fileExists(atPath: root.appendingPathComponent("share-record.json").path) ? root : nil
+        return FileManager.default.fileExists(atPath: root.appendingPathComponent("share-record.json").path)
+            ? root : nil
     }
 
     /// The smallest case counts the vectors promise.
@@ -56,7 +57,8 @@ struct VectorFileTests {
     /// FORMATS.md §9's normative error names, written out here rather than taken from the code under test.
     static let normativeErrorNames = [
         "malformedRecord", "malformedCipherText", "malformedCustodianShare", "unsupportedVersion", "unsupportedMethod",
-        "kdfMismatch", "invalidKdfParameters", "invalidKeyMaterial", "emptySecret", "invalidParameters", "invalidScalar",
+        "kdfMismatch", "invalidKdfParameters", "invalidKeyMaterial", "emptySecret", "invalidParameters",
+        "invalidScalar",
         "invalidPoint", "invalidShare", "publicKeyMismatch", "authenticationFailed", "tamperedShare", "unsealFailed",
         "dealerCheckFailed", "subShareCheckFailed", "noMatchingShare", "inconsistentShares", "dkgProofFailed",
         "invalidSignatureShare", "nonceReused",

@@ -118,7 +118,9 @@ struct VectorVerifierTests {
     @Test func changedPolynomialFails() throws {
         let id = "secp256k1-2of2-backup-creation"
         let files = try Self.mutating("resharing.json", id: id) { vector in
-            vector.setting("polynomials", vector["polynomials"]!.setting("2", .array([.string(String(repeating: "11", count: 32))])))
+            vector.setting(
+                "polynomials",
+                vector["polynomials"]!.setting("2", .array([.string(String(repeating: "11", count: 32))])))
         }
         Self.expectOnlyFailure(files, id: id, reason: "differs")
     }
@@ -187,7 +189,8 @@ struct VectorVerifierTests {
             $0.setting("id", .string("ed25519-2of2-backup-creation"))
         }
         let report = VectorSuite.verify(files: files)
-        #expect(report.failures == [VectorReport.Failure(caseId: "ed25519-2of2-backup-creation", reason: "duplicate id")])
+        #expect(
+            report.failures == [VectorReport.Failure(caseId: "ed25519-2of2-backup-creation", reason: "duplicate id")])
     }
 
     @Test func fileLevelProblemsAreReported() {
@@ -195,7 +198,8 @@ struct VectorVerifierTests {
             "a.json": "{\"format\": \"share-recovery/vectors/unknown@1\", \"description\": \"\", \"cases\": []}",
             "b.json": "not json",
             "c.json": "{\"format\": \"share-recovery/vectors/selection@1\", \"cases\": []}",
-            "d.json": "{\"format\": \"share-recovery/vectors/selection@1\", \"description\": \"x\", \"cases\": [], \"cases\": []}",
+            "d.json":
+                "{\"format\": \"share-recovery/vectors/selection@1\", \"description\": \"x\", \"cases\": [], \"cases\": []}",
         ])
         #expect(!report.isSuccess)
         #expect(report.files.map(\.name) == ["a.json", "b.json", "c.json", "d.json"])
@@ -219,12 +223,15 @@ struct VectorVerifierTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         #expect(VectorSuite.verify(directory: directory).problems == ["no *.json files in \(directory)"])
 
-        let files = try Self.mutating("selection.json", id: "ed25519-nothing-found") { $0.setting("error", .string("inconsistentShares")) }
+        let files = try Self.mutating("selection.json", id: "ed25519-nothing-found") {
+            $0.setting("error", .string("inconsistentShares"))
+        }
         try VectorSuite.write(files.merging(["README.md": "not a vector file"]) { $1 }, toDirectory: directory)
         let report = VectorSuite.verify(directory: directory)
         #expect(report.files.map(\.name) == ["selection.json"])
         #expect(report.failures.map(\.caseId) == ["ed25519-nothing-found"])
-        #expect(report.description.contains("FAIL ed25519-nothing-found: expected inconsistentShares, got noMatchingShare"))
+        #expect(
+            report.description.contains("FAIL ed25519-nothing-found: expected inconsistentShares, got noMatchingShare"))
         guard case .object(let members) = report.jsonValue else { Issue.record("report JSON is not an object"); return }
         #expect(members.first?.value == .bool(false))
     }

@@ -19,7 +19,8 @@ public struct EngineWorld {
         userId: String = "user-1", seed: String
     ) async throws {
         let random = DeterministicRandom(seed: Array(seed.utf8))
-        signing = try KeyGeneration.generate(curve: curve, walletId: walletId, threshold: threshold, parties: parties, using: random)
+        signing = try KeyGeneration.generate(
+            curve: curve, walletId: walletId, threshold: threshold, parties: parties, using: random)
         custodian = LocalCustodian(key: SealingKeyPair(using: random), shareSource: integrator, random: random)
         await custodian.register(signingShares: Array(signing.dropFirst()), clientId: userId)
         device = InMemorySigningShareStore(current: signing[0])

@@ -10,7 +10,9 @@ public enum ExportedKeyCheck {
         guard digits.count == 64 else { return nil }
         var bytes: [UInt8] = []
         for index in stride(from: 0, to: 64, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                return nil
+            }
             bytes.append(byte)
         }
         return bytes
@@ -47,7 +49,9 @@ public enum ExportedKeyCheck {
     public static func wif(_ text: String) -> (version: UInt8, key: [UInt8])? {
         guard let decoded = base58(text), decoded.count == 38 else { return nil }
         let payload = Array(decoded.prefix(34))
-        guard Array(decoded.suffix(4)) == Array(SHA256.hash(SHA256.hash(payload)).prefix(4)), payload[33] == 0x01 else { return nil }
+        guard Array(decoded.suffix(4)) == Array(SHA256.hash(SHA256.hash(payload)).prefix(4)), payload[33] == 0x01 else {
+            return nil
+        }
         return (payload[0], Array(payload[1..<33]))
     }
 }

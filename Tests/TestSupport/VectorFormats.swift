@@ -9,7 +9,8 @@ public struct HexBytes: Decodable, Sendable, Equatable, CustomStringConvertible 
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let bytes = HexBytes.decode(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not hex: \(text)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "not hex: \(text)"))
         }
         self.bytes = bytes
     }

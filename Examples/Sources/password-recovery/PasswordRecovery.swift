@@ -17,7 +17,8 @@ import ShareRecovery
 struct PasswordRecovery {
     static func main() async {
         await runExample {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("password-recovery-\(UUID())").path
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("password-recovery-\(UUID())")
+                .path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
 
@@ -42,7 +43,8 @@ struct PasswordRecovery {
                 userId: "example-user", custodian: custodian, shareStore: device, cipherTextSource: integrator,
                 cipherTextStore: integrator, custodianBackupSink: integrator)
             let password = BackupSecret.text("correct horse battery staple")
-            let cipherText = try await RecoveryEngine(configuration: configuration).backup(method: .password, secret: password)
+            let cipherText = try await RecoveryEngine(configuration: configuration).backup(
+                method: .password, secret: password)
             print("backed up: cipherText of \(cipherText.base64.count) base64 characters")
 
             // 4. The device is lost.
@@ -66,7 +68,10 @@ struct PasswordRecovery {
             let custodianShare = await custodian.currentSigningShares(clientId: "example-user")[0]
             let message = Array("pay bob 1 coin".utf8)
             let (_, signature) = try ThresholdSigning.sign(shares: [recovered, custodianShare], message: message)
-            guard SignatureVerifier.verify(signature: signature, message: message, publicKey: recovered.publicKey, mode: .bip340) else {
+            guard
+                SignatureVerifier.verify(
+                    signature: signature, message: message, publicKey: recovered.publicKey, mode: .bip340)
+            else {
                 throw ShareRecoveryError(.invalidSignatureShare, "the signature does not verify")
             }
             print("signed after recovery: a BIP-340 signature that verifies under the wallet key")

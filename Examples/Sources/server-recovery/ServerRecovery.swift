@@ -24,7 +24,8 @@ struct ServerRecovery {
     static func main() async {
         let arguments = CommandLine.arguments.dropFirst()
         guard arguments.count == 3 else {
-            FileHandle.standardError.write(Data("usage: server-recovery SERVER_URL WEBHOOK_SECRET_FILE OTP_FILE\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: server-recovery SERVER_URL WEBHOOK_SECRET_FILE OTP_FILE\n".utf8))
             exit(2)
         }
         let (server, secretFile, otpFile) = (arguments[1], arguments[2], arguments[3])
@@ -55,10 +56,12 @@ struct ServerRecovery {
             let device = InMemorySigningShareStore(current: shares[0])
             let password = BackupSecret.text("correct horse battery staple")
             try await RecoveryEngine(
-                configuration: api.engineConfiguration(userId: userId, store: device, tokens: tokens, webhookSecret: webhookSecret)
+                configuration: api.engineConfiguration(
+                    userId: userId, store: device, tokens: tokens, webhookSecret: webhookSecret)
             ).backup(method: .password, secret: password)
             let reader = RecoveryEngine(
-                configuration: api.engineConfiguration(userId: userId, store: device, tokens: tokens, webhookSecret: nil))
+                configuration: api.engineConfiguration(
+                    userId: userId, store: device, tokens: tokens, webhookSecret: nil))
             print("backed up: methods \(try await reader.activatedRecoveryMethods().map(\.name))")
 
             // 3. The device is lost; a new one recovers. The cipherText comes from the server by method,
@@ -66,7 +69,8 @@ struct ServerRecovery {
             let newDevice = InMemorySigningShareStore()
             let progress = ProgressLine()
             let recovered = try await RecoveryEngine(
-                configuration: api.engineConfiguration(userId: userId, store: newDevice, tokens: tokens, webhookSecret: webhookSecret)
+                configuration: api.engineConfiguration(
+                    userId: userId, store: newDevice, tokens: tokens, webhookSecret: webhookSecret)
             ).recover(method: .password, secret: password, progress: progress.show)
             guard recovered.publicKey == shares[0].publicKey, recovered.generation == shares[0].generation + 1 else {
                 throw ShareRecoveryError(.publicKeyMismatch, "the recovered share is not of this wallet")

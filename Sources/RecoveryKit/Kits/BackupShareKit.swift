@@ -17,7 +17,8 @@ public enum BackupShareKit {
     /// - Throws: ``RecoveryKitError/Code/invalidKitShare`` for a secret that is not 32 bytes.
     public static func recoveryCode(masterSecret: SecureBytes) throws -> BackupSecret {
         guard masterSecret.count == Curve.scalarCount else {
-            throw RecoveryKitError(.invalidKitShare, "a kit's secret is a 32-byte scalar, got \(masterSecret.count) bytes")
+            throw RecoveryKitError(
+                .invalidKitShare, "a kit's secret is a 32-byte scalar, got \(masterSecret.count) bytes")
         }
         return try BackupSecret.text(utf8: Hex.encodeSecret(masterSecret))
     }
@@ -32,14 +33,16 @@ public enum BackupShareKit {
     /// - Returns: One array of shares per group.
     /// - Throws: ``RecoveryKitError`` for bad layouts; `invalidKitShare` when the share is not party 1 of a backup set.
     public static func export(
-        _ share: ShareRecord, groupThreshold: Int = 1, groups: [SLIP39.Group] = [SLIP39.Group(memberThreshold: 1, memberCount: 1)],
+        _ share: ShareRecord, groupThreshold: Int = 1,
+        groups: [SLIP39.Group] = [SLIP39.Group(memberThreshold: 1, memberCount: 1)],
         passphrase: SecureBytes = SecureBytes(zeros: 0), using random: some RandomSource = SystemRandom()
     ) throws -> [[SLIP39.Share]] {
         guard let secret = share.secret, share.kind == .backup, share.partyIndex == 1 else {
             throw RecoveryKitError(.invalidKitShare, "a kit holds the user backup share (party 1 of a backup set)")
         }
         return try SLIP39.generateShares(
-            masterSecret: secret.rawRepresentation, groupThreshold: groupThreshold, groups: groups, passphrase: passphrase,
+            masterSecret: secret.rawRepresentation, groupThreshold: groupThreshold, groups: groups,
+            passphrase: passphrase,
             using: random)
     }
 
@@ -50,9 +53,12 @@ public enum BackupShareKit {
     /// - Returns: The user backup share and the backup method of its set.
     /// - Throws: ``RecoveryKitError/Code/invalidKitShare`` for a secret of the wrong size;
     ///   `ShareRecoveryError` `noMatchingShare` when no candidate set has `X_1 == secret·G`.
-    public static func userShare(masterSecret: SecureBytes, custodianShares: [String]) throws -> (ShareRecord, BackupMethod) {
+    public static func userShare(masterSecret: SecureBytes, custodianShares: [String]) throws -> (
+        ShareRecord, BackupMethod
+    ) {
         guard masterSecret.count == Curve.scalarCount else {
-            throw RecoveryKitError(.invalidKitShare, "a kit's secret is a 32-byte scalar, got \(masterSecret.count) bytes")
+            throw RecoveryKitError(
+                .invalidKitShare, "a kit's secret is a 32-byte scalar, got \(masterSecret.count) bytes")
         }
         var tried = Set<String>()
         for text in custodianShares {
@@ -60,7 +66,9 @@ public enum BackupShareKit {
             let key = "\(candidate.walletId)/\(candidate.curve)/\(candidate.setId)"
             guard tried.insert(key).inserted,
                 let secret = try? Scalar(secret: masterSecret, curve: candidate.curve),
-                let commitments = try? candidate.commitments.map({ try Point(rawRepresentation: $0, curve: candidate.curve) }),
+                let commitments = try? candidate.commitments.map({
+                    try Point(rawRepresentation: $0, curve: candidate.curve)
+                }),
                 let record = try? ShareRecord(
                     walletId: candidate.walletId, curve: candidate.curve, kind: .backup, threshold: candidate.threshold,
                     parties: candidate.parties, partyIndex: 1, generation: candidate.generation, setId: candidate.setId,
@@ -69,6 +77,7 @@ public enum BackupShareKit {
             // The record's initialiser checked x_1·G == X_1: this is the kit's set.
             return (record, candidate.backupMethod)
         }
-        throw ShareRecoveryError(.noMatchingShare, "no custodian share belongs to a set whose party 1 holds this kit's secret")
+        throw ShareRecoveryError(
+            .noMatchingShare, "no custodian share belongs to a set whose party 1 holds this kit's secret")
     }
 }

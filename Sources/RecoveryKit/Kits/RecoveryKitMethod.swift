@@ -109,7 +109,8 @@ extension RecoveryEngine {
     /// The stored kit cipherText, or `notFound`.
     private func requiredKitCipherText() async throws -> String {
         guard let text = try await activeKitCipherText() else {
-            throw ShareRecoveryError(.notFound, "no recovery kit is active (the recoveryCode slot is empty or holds a typed code)")
+            throw ShareRecoveryError(
+                .notFound, "no recovery kit is active (the recoveryCode slot is empty or holds a typed code)")
         }
         return text
     }

@@ -162,7 +162,8 @@ extension SLIP39.Share {
                 if position == headerWordCount {
                     // The padding sits at the top of the first value word and must be zero.
                     guard accumulator >> UInt32(bitCount - paddingBits) == 0 else {
-                        throw RecoveryKitError(.invalidPadding, "the padding bits in front of the share value are not zero")
+                        throw RecoveryKitError(
+                            .invalidPadding, "the padding bits in front of the share value are not zero")
                     }
                     bitCount -= paddingBits
                 }

@@ -83,7 +83,8 @@ public enum SLIP39 {
             throw RecoveryKitError(.invalidPassphrase, "the passphrase must be printable ASCII (32...126)")
         }
         guard (0...15).contains(iterationExponent) else {
-            throw RecoveryKitError(.invalidIterationExponent, "iteration exponent \(iterationExponent) is outside 0...15")
+            throw RecoveryKitError(
+                .invalidIterationExponent, "iteration exponent \(iterationExponent) is outside 0...15")
         }
         guard (1...maximumShareCount).contains(groups.count) else {
             throw RecoveryKitError(.invalidGroupCount, "\(groups.count) groups; a backup has 1...16")
@@ -147,7 +148,8 @@ public enum SLIP39 {
     ///   ``RecoveryKitError/Code/insufficientGroups``, ``RecoveryKitError/Code/tooManyGroups``,
     ///   ``RecoveryKitError/Code/insufficientMembers``, ``RecoveryKitError/Code/tooManyMembers``,
     ///   ``RecoveryKitError/Code/invalidDigest`` or ``RecoveryKitError/Code/backendFailure``.
-    public static func combine(_ shares: [Share], passphrase: SecureBytes = SecureBytes(zeros: 0)) throws -> SecureBytes {
+    public static func combine(_ shares: [Share], passphrase: SecureBytes = SecureBytes(zeros: 0)) throws -> SecureBytes
+    {
         guard let first = shares.first else { throw RecoveryKitError(.emptyInput, "no shares were given") }
         for (position, share) in shares.enumerated().dropFirst() {
             try checkCommonParameters(of: share, at: position, against: first)
@@ -168,7 +170,8 @@ public enum SLIP39 {
             }
             guard !groups[slot].members.contains(where: { $0.memberIndex == share.memberIndex }) else {
                 throw RecoveryKitError(
-                    .duplicateMemberIndex, "group \(share.groupIndex) has two shares with member index \(share.memberIndex)")
+                    .duplicateMemberIndex,
+                    "group \(share.groupIndex) has two shares with member index \(share.memberIndex)")
             }
             groups[slot].members.append(share)
         }
@@ -190,7 +193,8 @@ public enum SLIP39 {
             }
             guard group.members.count == threshold else {
                 throw RecoveryKitError(
-                    .tooManyMembers, "group \(group.index) has \(group.members.count) shares; give exactly \(threshold)")
+                    .tooManyMembers, "group \(group.index) has \(group.members.count) shares; give exactly \(threshold)"
+                )
             }
         }
 

@@ -37,10 +37,11 @@ enum Shamir {
         let randomPoints = (0..<threshold - 2).map {
             ShamirPoint(x: UInt8($0), y: random.secureBytes(count: secret.count))
         }
-        let basePoints = randomPoints + [
-            ShamirPoint(x: digestIndex, y: digestShare),
-            ShamirPoint(x: secretIndex, y: secret),
-        ]
+        let basePoints =
+            randomPoints + [
+                ShamirPoint(x: digestIndex, y: digestShare),
+                ShamirPoint(x: secretIndex, y: secret),
+            ]
         let derivedPoints = (threshold - 2..<count).map {
             ShamirPoint(x: UInt8($0), y: interpolate(basePoints, at: UInt8($0)))
         }

@@ -114,7 +114,8 @@ package struct RawPrimitives: @unchecked Sendable {
         var out = [UInt8](repeating: 0, count: aeadCiphertext.count - 16)
         var produced: UInt64 = 0
         return crypto_aead_xchacha20poly1305_ietf_decrypt(
-            &out, &produced, nil, aeadCiphertext, UInt64(aeadCiphertext.count), aeadNonce, UInt64(aeadNonce.count), aeadNonce, aeadKey) == 0
+            &out, &produced, nil, aeadCiphertext, UInt64(aeadCiphertext.count), aeadNonce, UInt64(aeadNonce.count),
+            aeadNonce, aeadKey) == 0
     }
 
     /// HKDF-SHA256 with a 32-byte output: two HMAC-SHA256 calls (extract, one expand block).

@@ -43,7 +43,8 @@ package enum FeldmanBatch {
     ///   - random: The source of the combined check's weights: the system CSPRNG in production,
     ///     never anything a sender sees or chooses.
     package static func firstFailure(
-        index: Int, claims: [SubShareClaim], strategy: Strategy = .preferred, using random: some RandomSource = SystemRandom()
+        index: Int, claims: [SubShareClaim], strategy: Strategy = .preferred,
+        using random: some RandomSource = SystemRandom()
     ) -> Int? {
         // Shape failures (another curve, a zero sub-share, commitments with no public share) are
         // exact per claim; the checks before the first of them decide whether an earlier one fails.
@@ -86,7 +87,9 @@ package enum FeldmanBatch {
             publicTerms.append(term)
         }
         // A failure here (an identity either side) only sends the claims to the one-by-one checks.
-        guard let left = try? Point(generatorTimes: secretSide), let right = try? Point.sum(publicTerms) else { return false }
+        guard let left = try? Point(generatorTimes: secretSide), let right = try? Point.sum(publicTerms) else {
+            return false
+        }
         return left == right
     }
 
@@ -96,7 +99,11 @@ package enum FeldmanBatch {
             let bytes = random.bytes(count: 16)
             var value = ScalarField.Limbs(l0: 0, l1: 0, l2: 0, l3: 0)
             for (offset, byte) in bytes.enumerated() {
-                if offset < 8 { value.l0 |= UInt64(byte) << (8 * offset) } else { value.l1 |= UInt64(byte) << (8 * (offset - 8)) }
+                if offset < 8 {
+                    value.l0 |= UInt64(byte) << (8 * offset)
+                } else {
+                    value.l1 |= UInt64(byte) << (8 * (offset - 8))
+                }
             }
             let weight = Scalar(plain: value, curve: curve)
             if !weight.isZero { return weight }

@@ -16,7 +16,8 @@ package struct LagrangeFraction: Sendable, Equatable {
     /// sets, where the scalar route is the cheap one anyway) or the indices are not distinct, in
     /// 1…255, with `index` among them.
     package init?(index: Int, indices: [Int]) {
-        guard Set(indices).count == indices.count, indices.allSatisfy(Shamir.indexRange.contains), indices.contains(index)
+        guard Set(indices).count == indices.count, indices.allSatisfy(Shamir.indexRange.contains),
+            indices.contains(index)
         else { return nil }
         var numerator = 1
         var denominator = 1

@@ -24,7 +24,9 @@ extension Point {
 
     func ed25519Multiplied(by k: Scalar) throws -> Point {
         var out = [UInt8](repeating: 0, count: 32)
-        let status = k.rawRepresentation.withUnsafeBytes { crypto_scalarmult_ed25519_noclamp(&out, $0.u8, rawRepresentation) }
+        let status = k.rawRepresentation.withUnsafeBytes {
+            crypto_scalarmult_ed25519_noclamp(&out, $0.u8, rawRepresentation)
+        }
         guard status == 0 else { throw ShareCryptoError(.invalidPoint, "k·P is the identity") }
         return Point(curve: .ed25519, rawRepresentation: out, parsed: [])
     }

@@ -62,7 +62,9 @@ extension Point {
         let keys = UnsafeMutableBufferPointer<secp256k1_pubkey>.allocate(capacity: points.count)
         defer { keys.deallocate() }
         for (slot, point) in points.enumerated() { keys[slot] = key(of: point) }
-        var pointers: [UnsafePointer<secp256k1_pubkey>?] = (0..<points.count).map { UnsafePointer(keys.baseAddress! + $0) }
+        var pointers: [UnsafePointer<secp256k1_pubkey>?] = (0..<points.count).map {
+            UnsafePointer(keys.baseAddress! + $0)
+        }
         var sum = secp256k1_pubkey()
         guard secp256k1_ec_pubkey_combine(context, &sum, &pointers, pointers.count) == 1 else { return nil }
         return wrap(sum)
@@ -80,7 +82,8 @@ extension Point {
         guard signature.count == 64, xOnlyKey.count == 32 else { return false }
         var key = secp256k1_xonly_pubkey()
         guard secp256k1_xonly_pubkey_parse(context, &key, xOnlyKey) == 1 else { return false }
-        return message.withUnsafeBytes { m in secp256k1_schnorrsig_verify(context, signature, m.u8, m.count, &key) == 1 }
+        return message.withUnsafeBytes { m in secp256k1_schnorrsig_verify(context, signature, m.u8, m.count, &key) == 1
+        }
     }
 
     private static func key(of point: Point) -> secp256k1_pubkey {

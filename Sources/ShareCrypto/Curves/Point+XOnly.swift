@@ -27,7 +27,9 @@ extension Point {
     /// - Throws: ``ShareCryptoError/Code/invalidPoint`` for a wrong size or an x that is on no point.
     public init(xOnly: some ContiguousBytes) throws {
         let bytes = xOnly.withUnsafeBytes { Array($0) }
-        guard bytes.count == 32 else { throw ShareCryptoError(.invalidPoint, "an x-only key is 32 bytes, got \(bytes.count)") }
+        guard bytes.count == 32 else {
+            throw ShareCryptoError(.invalidPoint, "an x-only key is 32 bytes, got \(bytes.count)")
+        }
         self = try Point.parseSecp256k1([0x02] + bytes)
     }
 }

@@ -60,7 +60,8 @@ public enum Shamir {
     ///   - index: The receiving party's index.
     ///   - commitments: The sender's commitments C_0 … C_{t−1}.
     public static func subShareMatches(_ subShare: Scalar, index: Int, commitments: [Point]) -> Bool {
-        FeldmanBatch.firstFailure(index: index, claims: [SubShareClaim(subShare: subShare, commitments: commitments)]) == nil
+        FeldmanBatch.firstFailure(index: index, claims: [SubShareClaim(subShare: subShare, commitments: commitments)])
+            == nil
     }
 
     /// `X_i = Σ_k i^k · A_k`: the public share of party `index`.
@@ -104,7 +105,8 @@ public enum Shamir {
     public static func lagrangeCoefficientAtZero(index: Int, indices: [Int], curve: Curve) throws -> Scalar {
         guard Set(indices).count == indices.count, indices.allSatisfy(indexRange.contains), indices.contains(index)
         else {
-            throw ShareCryptoError(.invalidParameters, "Lagrange indices must be distinct, in 1…255, and include \(index)")
+            throw ShareCryptoError(
+                .invalidParameters, "Lagrange indices must be distinct, in 1…255, and include \(index)")
         }
         let j = Scalar(UInt64(index), curve: curve)
         var numerator = Scalar(1, curve: curve)

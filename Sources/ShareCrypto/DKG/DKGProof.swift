@@ -53,7 +53,9 @@ public struct DKGProof: Sendable, Equatable {
     ///   - secret: a_{i,0}, non-zero.
     ///   - index: The prover's party index.
     ///   - random: The random source of k (the system CSPRNG in production).
-    public static func prove(secret: Scalar, index: Int, using random: some RandomSource = SystemRandom()) throws -> DKGProof {
+    public static func prove(secret: Scalar, index: Int, using random: some RandomSource = SystemRandom()) throws
+        -> DKGProof
+    {
         try prove(secret: secret, index: index, nonce: Scalar.random(on: secret.curve, using: random))
     }
 
@@ -64,7 +66,9 @@ public struct DKGProof: Sendable, Equatable {
     ///   - nonce: k, non-zero, used for this proof only.
     /// - Throws: ``ShareCryptoError/Code/invalidScalar`` for a zero secret or nonce.
     public static func prove(secret: Scalar, index: Int, nonce: Scalar) throws -> DKGProof {
-        guard secret.curve == nonce.curve else { throw ShareCryptoError(.invalidScalar, "secret and nonce on two curves") }
+        guard secret.curve == nonce.curve else {
+            throw ShareCryptoError(.invalidScalar, "secret and nonce on two curves")
+        }
         let publicCommitment = try Point(generatorTimes: secret)
         let commitment = try Point(generatorTimes: nonce)
         let challenge = challenge(index: index, publicCommitment: publicCommitment, commitment: commitment)
@@ -79,13 +83,15 @@ public struct DKGProof: Sendable, Equatable {
         guard publicCommitment.curve == commitment.curve else { return false }
         let challenge = Self.challenge(index: index, publicCommitment: publicCommitment, commitment: commitment)
         let left = Point.generatorTimesAllowingIdentity(response)
-        return left == Point.sumAllowingIdentity([commitment, publicCommitment.multipliedAllowingIdentity(by: challenge)])
+        return left
+            == Point.sumAllowingIdentity([commitment, publicCommitment.multipliedAllowingIdentity(by: challenge)])
     }
 
     /// c = H_dkg(i || C_{i,0} || R), the identifier serialised as a scalar of the curve (frost-core).
     static func challenge(index: Int, publicCommitment: Point, commitment: Point) -> Scalar {
         let curve = commitment.curve
-        let preimage = FrostRFC9591.identifier(index, curve) + publicCommitment.rawRepresentation + commitment.rawRepresentation
+        let preimage =
+            FrostRFC9591.identifier(index, curve) + publicCommitment.rawRepresentation + commitment.rawRepresentation
         return FrostCiphersuite(curve: curve).hdkg(preimage)
     }
 }

@@ -13,7 +13,8 @@ public struct ExtendedPublicKey: Sendable, Equatable, CustomStringConvertible {
     public static let hardenedOffset: UInt32 = 0x8000_0000
     /// BIP-328's chain code for a synthetic xpub of an aggregate key: SHA-256 of the text
     /// `MuSig2MuSig2MuSig2` (bip-0328.mediawiki, "Specification").
-    public static let aggregateKeyChainCode: [UInt8] = Hex.decode("868087ca02a6f974c4598924c36b57762d32cb45717167e300622c7167e38965")!
+    public static let aggregateKeyChainCode: [UInt8] = Hex.decode(
+        "868087ca02a6f974c4598924c36b57762d32cb45717167e300622c7167e38965")!
 
     /// The key.
     public let publicKey: Point
@@ -36,11 +37,17 @@ public struct ExtendedPublicKey: Sendable, Equatable, CustomStringConvertible {
     /// - Throws: ``ShareCryptoError/Code/invalidParameters`` for an ed25519 key;
     ///   ``ShareCryptoError/Code/invalidLength`` for a chain code or fingerprint of the wrong size;
     ///   ``ShareCryptoError/Code/invalidEncoding`` for a root (depth 0) with a non-zero fingerprint or child number.
-    public init(publicKey: Point, chainCode: [UInt8], depth: UInt8 = 0, parentFingerprint: [UInt8] = [0, 0, 0, 0], childNumber: UInt32 = 0) throws {
+    public init(
+        publicKey: Point, chainCode: [UInt8], depth: UInt8 = 0, parentFingerprint: [UInt8] = [0, 0, 0, 0],
+        childNumber: UInt32 = 0
+    ) throws {
         guard publicKey.curve == .secp256k1 else {
-            throw ShareCryptoError(.invalidParameters, "BIP-32 extended keys are secp256k1 keys; this key is on \(publicKey.curve)")
+            throw ShareCryptoError(
+                .invalidParameters, "BIP-32 extended keys are secp256k1 keys; this key is on \(publicKey.curve)")
         }
-        guard chainCode.count == 32 else { throw ShareCryptoError(.invalidLength, "a chain code is 32 bytes, got \(chainCode.count)") }
+        guard chainCode.count == 32 else {
+            throw ShareCryptoError(.invalidLength, "a chain code is 32 bytes, got \(chainCode.count)")
+        }
         guard parentFingerprint.count == 4 else {
             throw ShareCryptoError(.invalidLength, "a parent fingerprint is 4 bytes, got \(parentFingerprint.count)")
         }
@@ -70,23 +77,32 @@ public struct ExtendedPublicKey: Sendable, Equatable, CustomStringConvertible {
     ///   for key bytes that are not a compressed secp256k1 point.
     public init(serialized: String) throws {
         let bytes = try Base58Check.decode(serialized)
-        guard bytes.count == 78 else { throw ShareCryptoError(.invalidEncoding, "an extended key is 78 bytes, this one \(bytes.count)") }
+        guard bytes.count == 78 else {
+            throw ShareCryptoError(.invalidEncoding, "an extended key is 78 bytes, this one \(bytes.count)")
+        }
         guard Array(bytes[0..<4]) == Self.mainnetVersion else {
             throw ShareCryptoError(
-                .invalidEncoding, "version \(Hex.encode(bytes[0..<4])) is not a mainnet extended public key (0488b21e, xpub…); private and testnet keys are refused")
+                .invalidEncoding,
+                "version \(Hex.encode(bytes[0..<4])) is not a mainnet extended public key (0488b21e, xpub…); private and testnet keys are refused"
+            )
         }
         let key = Array(bytes[45..<78])
         guard key[0] == 0x02 || key[0] == 0x03 else {
-            throw ShareCryptoError(.invalidPoint, "an xpub's key is a compressed point (prefix 02 or 03), this one starts with \(Hex.encode([key[0]]))")
+            throw ShareCryptoError(
+                .invalidPoint,
+                "an xpub's key is a compressed point (prefix 02 or 03), this one starts with \(Hex.encode([key[0]]))")
         }
         try self.init(
-            publicKey: Point(rawRepresentation: key, curve: .secp256k1), chainCode: Array(bytes[13..<45]), depth: bytes[4],
-            parentFingerprint: Array(bytes[5..<9]), childNumber: bytes[9..<13].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            publicKey: Point(rawRepresentation: key, curve: .secp256k1), chainCode: Array(bytes[13..<45]),
+            depth: bytes[4],
+            parentFingerprint: Array(bytes[5..<9]),
+            childNumber: bytes[9..<13].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
     }
 
     /// The 78-byte BIP-32 serialization: version, depth, parent fingerprint, child number, chain code, key.
     public var rawRepresentation: [UInt8] {
-        Self.mainnetVersion + [depth] + parentFingerprint + Self.bigEndian(childNumber) + chainCode + publicKey.rawRepresentation
+        Self.mainnetVersion + [depth] + parentFingerprint + Self.bigEndian(childNumber) + chainCode
+            + publicKey.rawRepresentation
     }
 
     /// The `xpub…` string.
@@ -106,21 +122,29 @@ public struct ExtendedPublicKey: Sendable, Equatable, CustomStringConvertible {
     ///   (BIP-32: use the next index).
     public func child(at index: UInt32) throws -> (key: ExtendedPublicKey, tweak: Scalar) {
         guard index < Self.hardenedOffset else {
-            throw ShareCryptoError(.invalidParameters, "index \(index) is hardened (≥ 2^31): an extended public key derives non-hardened children only")
+            throw ShareCryptoError(
+                .invalidParameters,
+                "index \(index) is hardened (≥ 2^31): an extended public key derives non-hardened children only")
         }
-        guard depth < UInt8.max else { throw ShareCryptoError(.invalidParameters, "a BIP-32 key is at most 255 derivations deep") }
-        let i = HMACSHA512.authenticationCode(key: chainCode, message: publicKey.rawRepresentation + Self.bigEndian(index))
+        guard depth < UInt8.max else {
+            throw ShareCryptoError(.invalidParameters, "a BIP-32 key is at most 255 derivations deep")
+        }
+        let i = HMACSHA512.authenticationCode(
+            key: chainCode, message: publicKey.rawRepresentation + Self.bigEndian(index))
         let tweak: Scalar
         do {
             tweak = try Scalar(rawRepresentation: i[0..<32], curve: .secp256k1)
         } catch {
-            throw ShareCryptoError(.invalidChildIndex, "child \(index) is invalid under BIP-32 (I_L ≥ n); use the next index")
+            throw ShareCryptoError(
+                .invalidChildIndex, "child \(index) is invalid under BIP-32 (I_L ≥ n); use the next index")
         }
         guard let key = Point.sumAllowingIdentity([publicKey, Point.generatorTimesAllowingIdentity(tweak)]) else {
-            throw ShareCryptoError(.invalidChildIndex, "child \(index) is invalid under BIP-32 (the identity); use the next index")
+            throw ShareCryptoError(
+                .invalidChildIndex, "child \(index) is invalid under BIP-32 (the identity); use the next index")
         }
         let child = try ExtendedPublicKey(
-            publicKey: key, chainCode: Array(i[32..<64]), depth: depth + 1, parentFingerprint: fingerprint(), childNumber: index)
+            publicKey: key, chainCode: Array(i[32..<64]), depth: depth + 1, parentFingerprint: fingerprint(),
+            childNumber: index)
         return (child, tweak)
     }
 

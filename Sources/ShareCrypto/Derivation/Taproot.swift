@@ -9,13 +9,15 @@ public enum Taproot {
     ///   ``ShareCryptoError/Code/invalidScalar`` when the hash is ≥ n (BIP-341 fails there; probability below 2^-127).
     public static func tweak(internalKey: Point) throws -> Scalar {
         guard internalKey.curve == .secp256k1 else {
-            throw ShareCryptoError(.invalidParameters, "Taproot keys are secp256k1 keys; this key is on \(internalKey.curve)")
+            throw ShareCryptoError(
+                .invalidParameters, "Taproot keys are secp256k1 keys; this key is on \(internalKey.curve)")
         }
         let hash = TaggedHash.publicHash(tag: "TapTweak", internalKey.xOnlyRepresentation)
         do {
             return try Scalar(rawRepresentation: hash, curve: .secp256k1)
         } catch {
-            throw ShareCryptoError(.invalidScalar, "hash_TapTweak of this key is not below n; BIP-341 has no output key for it")
+            throw ShareCryptoError(
+                .invalidScalar, "hash_TapTweak of this key is not below n; BIP-341 has no output key for it")
         }
     }
 
@@ -26,7 +28,8 @@ public enum Taproot {
     /// - Throws: As ``tweak(internalKey:)``; ``ShareCryptoError/Code/invalidPoint`` when Q is the identity.
     public static func outputKey(internalKey: Point) throws -> Point {
         let t = try tweak(internalKey: internalKey)
-        guard let key = Point.sumAllowingIdentity([internalKey.withEvenY, Point.generatorTimesAllowingIdentity(t)]) else {
+        guard let key = Point.sumAllowingIdentity([internalKey.withEvenY, Point.generatorTimesAllowingIdentity(t)])
+        else {
             throw ShareCryptoError(.invalidPoint, "the Taproot output key of this key is the identity")
         }
         return key

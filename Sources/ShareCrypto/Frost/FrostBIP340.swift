@@ -50,10 +50,14 @@ public enum FrostBIP340 {
                 throw ShareCryptoError(.invalidParameters, "need 1 ≤ t ≤ n ≤ 255, got t = \(threshold), n = \(parties)")
             }
             guard (threshold...parties).contains(signers.count) else {
-                throw ShareCryptoError(.invalidParameters, "the number of signers must be between t = \(threshold) and n = \(parties), got \(signers.count)")
+                throw ShareCryptoError(
+                    .invalidParameters,
+                    "the number of signers must be between t = \(threshold) and n = \(parties), got \(signers.count)")
             }
             guard publicShares.count == signers.count else {
-                throw ShareCryptoError(.invalidParameters, "one public share per signer: \(signers.count) signers, \(publicShares.count) shares")
+                throw ShareCryptoError(
+                    .invalidParameters,
+                    "one public share per signer: \(signers.count) signers, \(publicShares.count) shares")
             }
             var shares: [Int: Point] = [:]
             for (index, encoded) in zip(signers, publicShares) {
@@ -66,7 +70,9 @@ public enum FrostBIP340 {
                     throw ShareCryptoError(error.code, "party \(index)'s public share: \(error.reason)", party: index)
                 }
             }
-            guard shares.count == signers.count else { throw ShareCryptoError(.invalidParameters, "the signer set has a duplicate index") }
+            guard shares.count == signers.count else {
+                throw ShareCryptoError(.invalidParameters, "the signer set has a duplicate index")
+            }
             let key = try Point(rawRepresentation: groupKey, curve: curve)
             // DeriveThreshPubkey: Σ λ_i·X_i must be Y.
             let derived = try Point.sumAllowingIdentity(
@@ -75,7 +81,8 @@ public enum FrostBIP340 {
                         by: Shamir.lagrangeCoefficientAtZero(index: index, indices: signers, curve: curve))
                 })
             guard derived == key else {
-                throw ShareCryptoError(.publicKeyMismatch, "the signers' public shares do not interpolate to the threshold public key")
+                throw ShareCryptoError(
+                    .publicKeyMismatch, "the signers' public shares do not interpolate to the threshold public key")
             }
             self.threshold = threshold
             self.parties = parties
@@ -149,7 +156,8 @@ public enum FrostBIP340 {
         mutating func apply(_ tweak: Tweak) throws {
             let negate = tweak.isXOnly && !key.hasEvenY
             let base = negate ? key.negated : key
-            guard let tweaked = Point.sumAllowingIdentity([base, Point.generatorTimesAllowingIdentity(tweak.value)]) else {
+            guard let tweaked = Point.sumAllowingIdentity([base, Point.generatorTimesAllowingIdentity(tweak.value)])
+            else {
                 throw ShareCryptoError(.invalidPoint, "the tweak takes the threshold public key to the identity")
             }
             key = tweaked
@@ -175,7 +183,9 @@ public enum FrostBIP340 {
         /// - Throws: ``ShareCryptoError/Code/invalidPoint`` (no party: the coordinator is to blame).
         public init(rawRepresentation: some ContiguousBytes) throws {
             let bytes = rawRepresentation.withUnsafeBytes { Array($0) }
-            guard bytes.count == 66 else { throw ShareCryptoError(.invalidPoint, "an aggregate nonce is 66 bytes, got \(bytes.count)") }
+            guard bytes.count == 66 else {
+                throw ShareCryptoError(.invalidPoint, "an aggregate nonce is 66 bytes, got \(bytes.count)")
+            }
             first = try AggregateNonce.decode(Array(bytes[0..<33]))
             second = try AggregateNonce.decode(Array(bytes[33...]))
         }
@@ -187,7 +197,9 @@ public enum FrostBIP340 {
             second = Point.sumAllowingIdentity(commitments.map(\.binding))
         }
 
-        private static func encode(_ point: Point?) -> [UInt8] { point?.rawRepresentation ?? [UInt8](repeating: 0, count: 33) }
+        private static func encode(_ point: Point?) -> [UInt8] {
+            point?.rawRepresentation ?? [UInt8](repeating: 0, count: 33)
+        }
 
         private static func decode(_ bytes: [UInt8]) throws -> Point? {
             if bytes.allSatisfy({ $0 == 0 }) { return nil }
@@ -209,10 +221,15 @@ public enum FrostBIP340 {
         try AggregateNonce(aggregating: parseNonceCommitments(pubnonces, order: order).map { $0.1 })
     }
 
-    static func parseNonceCommitments(_ pubnonces: [Int: [UInt8]], order: [Int]) throws -> [(Int, FrostNonceCommitment)] {
+    static func parseNonceCommitments(_ pubnonces: [Int: [UInt8]], order: [Int]) throws -> [(Int, FrostNonceCommitment)]
+    {
         let encoded = try order.map { index -> (Int, [UInt8]) in
-            guard let bytes = pubnonces[index] else { throw ShareCryptoError(.invalidParameters, "no pubnonce from party \(index)", party: index) }
-            guard bytes.count == 66 else { throw ShareCryptoError(.invalidPoint, "party \(index)'s pubnonce is not 66 bytes", party: index) }
+            guard let bytes = pubnonces[index] else {
+                throw ShareCryptoError(.invalidParameters, "no pubnonce from party \(index)", party: index)
+            }
+            guard bytes.count == 66 else {
+                throw ShareCryptoError(.invalidPoint, "party \(index)'s pubnonce is not 66 bytes", party: index)
+            }
             return (index, bytes)
         }
         for half in [0..<33, 33..<66] {
@@ -224,7 +241,9 @@ public enum FrostBIP340 {
                 }
             }
         }
-        return try encoded.map { index, bytes in (index, try FrostNonceCommitment(rawRepresentation: bytes, curve: curve, party: index)) }
+        return try encoded.map { index, bytes in
+            (index, try FrostNonceCommitment(rawRepresentation: bytes, curve: curve, party: index))
+        }
     }
 
     /// NonceGen: a fresh nonce from 32 random bytes, hardened with whichever optional session inputs
@@ -247,7 +266,9 @@ public enum FrostBIP340 {
         if let share {
             let mask = TaggedHash.hash(tag: "BIP0445/aux", [.secret(randPrime)])
             rand = SecureBytes(count: 32) { out in
-                share.rawRepresentation.withUnsafeBytes { s in mask.withUnsafeBytes { m in for j in 0..<32 { out[j] = s[j] ^ m[j] } } }
+                share.rawRepresentation.withUnsafeBytes { s in
+                    mask.withUnsafeBytes { m in for j in 0..<32 { out[j] = s[j] ^ m[j] } }
+                }
             }
         } else {
             rand = randPrime
@@ -260,11 +281,15 @@ public enum FrostBIP340 {
             [UInt8(pubshare.count)] + pubshare + [UInt8(thresholdKey.count)] + thresholdKey + messagePrefixed
             + bigEndian(UInt64(extra.count), count: 4) + extra
         let scalars = (0..<2).map { i in
-            Scalar(reducingBigEndian: TaggedHash.hash(tag: "BIP0445/nonce", [.secret(rand), .bytes(context + [UInt8(i)])]), curve: curve)
+            Scalar(
+                reducingBigEndian: TaggedHash.hash(
+                    tag: "BIP0445/nonce", [.secret(rand), .bytes(context + [UInt8(i)])]), curve: curve)
         }
         // A zero scalar has probability ~2^-256; the draft treats it as unreachable.
         guard let nonce = try? FrostSigningNonce(hiding: scalars[0], binding: scalars[1]) else {
-            return generateNonce(share: share, publicShare: publicShare, groupKey: groupKey, message: message, extraInput: extraInput, using: random)
+            return generateNonce(
+                share: share, publicShare: publicShare, groupKey: groupKey, message: message, extraInput: extraInput,
+                using: random)
         }
         return nonce
     }
@@ -297,7 +322,9 @@ public enum FrostBIP340 {
         ///   - message: The message, any length.
         ///   - tweaks: Tweaks, applied in order.
         /// - Throws: ``ShareCryptoError/Code/invalidPoint`` when a tweak reaches the identity.
-        public init(signersContext: SignersContext, aggregateNonce: AggregateNonce, message: [UInt8], tweaks: [Tweak] = []) throws {
+        public init(
+            signersContext: SignersContext, aggregateNonce: AggregateNonce, message: [UInt8], tweaks: [Tweak] = []
+        ) throws {
             var tweak = TweakContext(groupKey: signersContext.groupKey)
             for t in tweaks { try tweak.apply(t) }
             let identifiers = signersContext.signers.sorted().flatMap(serializedIdentifier)
@@ -307,7 +334,9 @@ public enum FrostBIP340 {
                     [.bytes(identifiers + aggregateNonce.rawRepresentation + tweak.key.xOnlyRepresentation + message)]),
                 curve: curve)
             let nonce =
-                Point.sumAllowingIdentity([aggregateNonce.first, aggregateNonce.second?.multipliedAllowingIdentity(by: b)])
+                Point.sumAllowingIdentity([
+                    aggregateNonce.first, aggregateNonce.second?.multipliedAllowingIdentity(by: b),
+                ])
                 ?? Point.generator(on: curve)
             self.signersContext = signersContext
             self.aggregateNonce = aggregateNonce
@@ -354,9 +383,12 @@ public enum FrostBIP340 {
         guard let publicShare = signers.publicShares[index] else {
             throw ShareCryptoError(.invalidParameters, "party \(index) is not in the signer set", party: index)
         }
-        guard !share.isZero else { throw ShareCryptoError(.invalidScalar, "a secret share must not be zero", party: index) }
+        guard !share.isZero else {
+            throw ShareCryptoError(.invalidScalar, "a secret share must not be zero", party: index)
+        }
         guard try Point(generatorTimes: share) == publicShare else {
-            throw ShareCryptoError(.invalidShare, "this share is not party \(index)'s: its public share differs", party: index)
+            throw ShareCryptoError(
+                .invalidShare, "this share is not party \(index)'s: its public share differs", party: index)
         }
         let lambda = try signers.lagrangeCoefficient(of: index)
         let (k1, k2) = try nonce.take()
@@ -365,7 +397,8 @@ public enum FrostBIP340 {
             (evenNonce ? k1 : k1.negated) + session.nonceCoefficient * (evenNonce ? k2 : k2.negated)
             + session.challenge * lambda * session.shareSign * share
         guard verifyPartialSignature(s, index: index, commitment: nonce.commitment, session: session) else {
-            throw ShareCryptoError(.backendFailure, "the partial signature failed its own check; it was not released", party: index)
+            throw ShareCryptoError(
+                .backendFailure, "the partial signature failed its own check; it was not released", party: index)
         }
         return s
     }
@@ -410,9 +443,11 @@ public enum FrostBIP340 {
         _ partialSignature: Scalar, pubnonces: [Int: [UInt8]], signersContext: SignersContext, tweaks: [Tweak],
         message: [UInt8], index: Int
     ) throws -> Bool {
-        let commitments = Dictionary(uniqueKeysWithValues: try parseNonceCommitments(pubnonces, order: signersContext.signers))
+        let commitments = Dictionary(
+            uniqueKeysWithValues: try parseNonceCommitments(pubnonces, order: signersContext.signers))
         let session = try Session(
-            signersContext: signersContext, aggregateNonce: AggregateNonce(aggregating: signersContext.signers.map { commitments[$0]! }),
+            signersContext: signersContext,
+            aggregateNonce: AggregateNonce(aggregating: signersContext.signers.map { commitments[$0]! }),
             message: message, tweaks: tweaks)
         guard let commitment = commitments[index] else { return false }
         return verifyPartialSignature(partialSignature, index: index, commitment: commitment, session: session)
@@ -425,7 +460,9 @@ public enum FrostBIP340 {
     /// - Returns: The 64-byte BIP-340 signature under the tweaked key's x-only form.
     /// - Throws: ``ShareCryptoError/Code/invalidParameters`` when the partial signatures are not exactly the signers'.
     public static func aggregate(partialSignatures: [Int: Scalar], session: Session) throws -> [UInt8] {
-        guard Set(partialSignatures.keys) == Set(session.signersContext.signers), partialSignatures.count == session.signersContext.signers.count else {
+        guard Set(partialSignatures.keys) == Set(session.signersContext.signers),
+            partialSignatures.count == session.signersContext.signers.count
+        else {
             throw ShareCryptoError(.invalidParameters, "partial signatures must come from exactly the signers")
         }
         var s = session.challenge * (session.tweakedKey.hasEvenY ? session.tacc : session.tacc.negated)
@@ -446,10 +483,12 @@ public enum FrostBIP340 {
     ) throws -> [UInt8] {
         for index in session.signersContext.signers {
             guard let partial = partialSignatures[index], let commitment = commitments[index] else {
-                throw ShareCryptoError(.invalidParameters, "no partial signature or commitment from party \(index)", party: index)
+                throw ShareCryptoError(
+                    .invalidParameters, "no partial signature or commitment from party \(index)", party: index)
             }
             guard verifyPartialSignature(partial, index: index, commitment: commitment, session: session) else {
-                throw ShareCryptoError(.invalidSignatureShare, "party \(index)'s partial signature does not verify", party: index)
+                throw ShareCryptoError(
+                    .invalidSignatureShare, "party \(index)'s partial signature does not verify", party: index)
             }
         }
         return try aggregate(partialSignatures: partialSignatures, session: session)
@@ -480,7 +519,9 @@ public enum FrostBIP340 {
         if let auxiliaryRandomness {
             let mask = TaggedHash.hash(tag: "BIP0445/aux", [.bytes(auxiliaryRandomness)])
             masked = SecureBytes(count: 32) { out in
-                share.rawRepresentation.withUnsafeBytes { s in mask.withUnsafeBytes { m in for j in 0..<32 { out[j] = s[j] ^ m[j] } } }
+                share.rawRepresentation.withUnsafeBytes { s in
+                    mask.withUnsafeBytes { m in for j in 0..<32 { out[j] = s[j] ^ m[j] } }
+                }
             }
         } else {
             masked = share.rawRepresentation
@@ -499,12 +540,14 @@ public enum FrostBIP340 {
             + tweak.key.xOnlyRepresentation + bigEndian(UInt64(message.count), count: 8) + message
         let scalars = (0..<2).map { i in
             Scalar(
-                reducingBigEndian: TaggedHash.hash(tag: "BIP0445/deterministic/nonce", [.secret(masked), .bytes(context + [UInt8(i)])]),
+                reducingBigEndian: TaggedHash.hash(
+                    tag: "BIP0445/deterministic/nonce", [.secret(masked), .bytes(context + [UInt8(i)])]),
                 curve: curve)
         }
         let nonce = try FrostSigningNonce(hiding: scalars[0], binding: scalars[1])
         let aggregate = AggregateNonce(aggregating: [nonce.commitment] + (other.map { [$0] } ?? []))
-        let session = try Session(signersContext: signersContext, aggregateNonce: aggregate, message: message, tweaks: tweaks)
+        let session = try Session(
+            signersContext: signersContext, aggregateNonce: aggregate, message: message, tweaks: tweaks)
         return (nonce.commitment, try sign(nonce: nonce, share: share, index: index, session: session))
     }
 

@@ -31,7 +31,9 @@ public enum FrostRFC9591 {
     ///   - random: The random source (the system CSPRNG in production; vectors fix the 32-byte draws,
     ///     hiding first).
     /// - Returns: A single-use nonce whose ``FrostSigningNonce/commitment`` goes to the other signers.
-    public static func generateNonce(share: Scalar, using random: some RandomSource = SystemRandom()) -> FrostSigningNonce {
+    public static func generateNonce(share: Scalar, using random: some RandomSource = SystemRandom())
+        -> FrostSigningNonce
+    {
         while true {
             let hiding = generateNonceScalar(share: share, using: random)
             let binding = generateNonceScalar(share: share, using: random)
@@ -48,7 +50,8 @@ public enum FrostRFC9591 {
         package.signers.flatMap { index -> [UInt8] in
             // Keys come from the dictionary itself.
             let commitment = package.commitments[index]!
-            return identifier(index, package.curve) + commitment.hiding.rawRepresentation + commitment.binding.rawRepresentation
+            return identifier(index, package.curve) + commitment.hiding.rawRepresentation
+                + commitment.binding.rawRepresentation
         }
     }
 
@@ -56,7 +59,8 @@ public enum FrostRFC9591 {
     /// - Parameter package: The signing package.
     public static func bindingFactorInputs(_ package: FrostSigningPackage) -> [Int: [UInt8]] {
         let suite = FrostCiphersuite(curve: package.curve)
-        let prefix = package.groupKey.rawRepresentation + suite.h4(package.message) + suite.h5(encodeCommitmentList(package))
+        let prefix =
+            package.groupKey.rawRepresentation + suite.h4(package.message) + suite.h5(encodeCommitmentList(package))
         return Dictionary(uniqueKeysWithValues: package.signers.map { ($0, prefix + identifier($0, package.curve)) })
     }
 
@@ -74,9 +78,11 @@ public enum FrostRFC9591 {
             terms.append(commitment.binding.multipliedAllowingIdentity(by: factors[index]!))
         }
         guard let groupCommitment = Point.sumAllowingIdentity(terms) else {
-            throw ShareCryptoError(.invalidPoint, "the group commitment is the identity: the nonce commitments were crafted to cancel")
+            throw ShareCryptoError(
+                .invalidPoint, "the group commitment is the identity: the nonce commitments were crafted to cancel")
         }
-        let challenge = suite.h2(groupCommitment.rawRepresentation + package.groupKey.rawRepresentation + package.message)
+        let challenge = suite.h2(
+            groupCommitment.rawRepresentation + package.groupKey.rawRepresentation + package.message)
         return SessionValues(bindingFactors: factors, groupCommitment: groupCommitment, challenge: challenge)
     }
 
@@ -91,7 +97,9 @@ public enum FrostRFC9591 {
     ///   ``ShareCryptoError/Code/invalidParameters`` when the package lacks this signer or carries
     ///   another commitment for it; ``ShareCryptoError/Code/invalidPoint`` for an identity group commitment.
     ///   The nonce is consumed only once the package has passed these checks.
-    public static func sign(nonce: FrostSigningNonce, share: Scalar, index: Int, package: FrostSigningPackage) throws -> Scalar {
+    public static func sign(nonce: FrostSigningNonce, share: Scalar, index: Int, package: FrostSigningPackage) throws
+        -> Scalar
+    {
         precondition(share.curve == package.curve, "share and package of two curves")
         _ = try package.commitment(of: index, matching: nonce)
         return try sign(nonce: nonce, share: share, index: index, package: package, values: try sessionValues(package))
@@ -144,7 +152,9 @@ public enum FrostRFC9591 {
     public static func aggregate(
         signatureShares: [Int: Scalar], publicShares: [Int: Point], package: FrostSigningPackage
     ) throws -> [UInt8] {
-        try aggregate(signatureShares: signatureShares, publicShares: publicShares, package: package, values: try sessionValues(package))
+        try aggregate(
+            signatureShares: signatureShares, publicShares: publicShares, package: package,
+            values: try sessionValues(package))
     }
 
     /// ``aggregate(signatureShares:publicShares:package:)`` with the session values already computed.
@@ -161,8 +171,10 @@ public enum FrostRFC9591 {
             }
             // Keys were checked equal to the signers above.
             let share = signatureShares[index]!
-            guard verifySignatureShare(share, index: index, publicShare: publicShare, package: package, values: values) else {
-                throw ShareCryptoError(.invalidSignatureShare, "party \(index)'s signature share does not verify", party: index)
+            guard verifySignatureShare(share, index: index, publicShare: publicShare, package: package, values: values)
+            else {
+                throw ShareCryptoError(
+                    .invalidSignatureShare, "party \(index)'s signature share does not verify", party: index)
             }
             z = z + share
         }
@@ -182,13 +194,15 @@ public enum FrostRFC9591 {
         case .ed25519:
             guard signature.count == 64 else { return false }
             Sodium.ensureInitialised()
-            return crypto_sign_verify_detached(signature, message, UInt64(message.count), groupKey.rawRepresentation) == 0
+            return crypto_sign_verify_detached(signature, message, UInt64(message.count), groupKey.rawRepresentation)
+                == 0
         case .secp256k1:
             guard signature.count == 65,
                 let commitment = try? Point(rawRepresentation: signature[0..<33], curve: .secp256k1),
                 let z = try? Scalar(rawRepresentation: signature[33...], curve: .secp256k1)
             else { return false }
-            let c = FrostCiphersuite.secp256k1SHA256.h2(commitment.rawRepresentation + groupKey.rawRepresentation + message)
+            let c = FrostCiphersuite.secp256k1SHA256.h2(
+                commitment.rawRepresentation + groupKey.rawRepresentation + message)
             let left = Point.generatorTimesAllowingIdentity(z)
             return left == Point.sumAllowingIdentity([commitment, groupKey.multipliedAllowingIdentity(by: c)])
         }

@@ -38,7 +38,8 @@ public struct FrostNonceCommitment: Sendable, Hashable {
         let bytes = rawRepresentation.withUnsafeBytes { Array($0) }
         let size = curve.pointCount
         guard bytes.count == 2 * size else {
-            throw ShareCryptoError(.invalidPoint, "a nonce commitment is \(2 * size) bytes, got \(bytes.count)", party: party)
+            throw ShareCryptoError(
+                .invalidPoint, "a nonce commitment is \(2 * size) bytes, got \(bytes.count)", party: party)
         }
         do {
             try self.init(
@@ -72,7 +73,8 @@ public final class FrostSigningNonce: Sendable, CustomStringConvertible {
         guard hiding.curve == binding.curve else { throw ShareCryptoError(.invalidScalar, "nonces on two curves") }
         guard !hiding.isZero else { throw ShareCryptoError(.invalidScalar, "the hiding (first) nonce is zero") }
         guard !binding.isZero else { throw ShareCryptoError(.invalidScalar, "the binding (second) nonce is zero") }
-        commitment = try FrostNonceCommitment(hiding: Point(generatorTimes: hiding), binding: Point(generatorTimes: binding))
+        commitment = try FrostNonceCommitment(
+            hiding: Point(generatorTimes: hiding), binding: Point(generatorTimes: binding))
         secret = Locked((hiding, binding))
     }
 
@@ -90,7 +92,8 @@ public final class FrostSigningNonce: Sendable, CustomStringConvertible {
     func secretPair<R>(_ body: (Scalar, Scalar) throws -> R) throws -> R {
         try secret.withLock { value in
             guard let pair = value else {
-                throw ShareCryptoError(.nonceReused, "this signing nonce was already used or discarded; start a new round one")
+                throw ShareCryptoError(
+                    .nonceReused, "this signing nonce was already used or discarded; start a new round one")
             }
             return try body(pair.hiding, pair.binding)
         }
@@ -101,7 +104,8 @@ public final class FrostSigningNonce: Sendable, CustomStringConvertible {
     func take() throws -> (hiding: Scalar, binding: Scalar) {
         try secret.withLock { value in
             guard let pair = value else {
-                throw ShareCryptoError(.nonceReused, "this signing nonce was already used or discarded; start a new round one")
+                throw ShareCryptoError(
+                    .nonceReused, "this signing nonce was already used or discarded; start a new round one")
             }
             value = nil
             return pair
@@ -120,7 +124,9 @@ extension FrostSigningNonce {
     /// the same transaction that releases the signature share.
     /// - Throws: ``ShareCryptoError/Code/nonceReused`` for a used or discarded nonce.
     public func serializedSecret() throws -> SecureBytes {
-        try secretPair { hiding, binding in SecureBytes.concatenating([hiding.rawRepresentation, binding.rawRepresentation]) }
+        try secretPair { hiding, binding in
+            SecureBytes.concatenating([hiding.rawRepresentation, binding.rawRepresentation])
+        }
     }
 
     /// Restores a nonce from ``serializedSecret()``.

@@ -22,13 +22,16 @@ public struct FrostSigningPackage: Sendable {
     /// - Throws: ``ShareCryptoError/Code/invalidParameters`` for no signers, an index out of range,
     ///   or a commitment on another curve (naming that party).
     public init(groupKey: Point, message: [UInt8], commitments: [Int: FrostNonceCommitment]) throws {
-        guard !commitments.isEmpty else { throw ShareCryptoError(.invalidParameters, "a signing package needs at least one signer") }
+        guard !commitments.isEmpty else {
+            throw ShareCryptoError(.invalidParameters, "a signing package needs at least one signer")
+        }
         for (index, commitment) in commitments {
             guard Shamir.indexRange.contains(index) else {
                 throw ShareCryptoError(.invalidParameters, "party index \(index) is outside 1…255", party: index)
             }
             guard commitment.curve == groupKey.curve else {
-                throw ShareCryptoError(.invalidParameters, "party \(index)'s commitment is not on \(groupKey.curve)", party: index)
+                throw ShareCryptoError(
+                    .invalidParameters, "party \(index)'s commitment is not on \(groupKey.curve)", party: index)
             }
         }
         self.groupKey = groupKey
@@ -49,7 +52,8 @@ public struct FrostSigningPackage: Sendable {
         }
         guard commitment == nonce.commitment else {
             throw ShareCryptoError(
-                .invalidParameters, "the package carries another commitment for party \(index) than this nonce's", party: index)
+                .invalidParameters, "the package carries another commitment for party \(index) than this nonce's",
+                party: index)
         }
         return commitment
     }
@@ -73,7 +77,8 @@ public enum FrostSignatureShare {
         do {
             return try Scalar(rawRepresentation: rawRepresentation, curve: curve)
         } catch let error as ShareCryptoError {
-            throw ShareCryptoError(.invalidSignatureShare, "party \(party)'s signature share: \(error.reason)", party: party)
+            throw ShareCryptoError(
+                .invalidSignatureShare, "party \(party)'s signature share: \(error.reason)", party: party)
         }
     }
 }

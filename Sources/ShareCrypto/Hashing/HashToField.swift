@@ -28,7 +28,8 @@ enum HashToField {
         if blocks > 1 {
             for i in 2...blocks {
                 let mixed = SecureBytes(count: 32) { out in
-                    b0.withUnsafeBytes { a in previous.withUnsafeBytes { b in for j in 0..<32 { out[j] = a[j] ^ b[j] } } }
+                    b0.withUnsafeBytes { a in previous.withUnsafeBytes { b in for j in 0..<32 { out[j] = a[j] ^ b[j] } }
+                    }
                 }
                 previous = SHA2Hasher.hashSecret(.sha256, [.secret(mixed), .bytes([UInt8(i)] + domainPrime)])
                 blocksOut.append(previous)

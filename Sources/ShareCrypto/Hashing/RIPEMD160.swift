@@ -26,7 +26,9 @@ public enum RIPEMD160 {
             }
         }
         guard ok == 1, written == UInt32(outputCount) else {
-            throw ShareCryptoError(.backendFailure, "libcrypto computed no RIPEMD-160 (OpenSSL 3 before 3.0.7 keeps it in the legacy provider)")
+            throw ShareCryptoError(
+                .backendFailure,
+                "libcrypto computed no RIPEMD-160 (OpenSSL 3 before 3.0.7 keeps it in the legacy provider)")
         }
         return digest
     }

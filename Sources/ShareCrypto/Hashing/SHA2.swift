@@ -54,9 +54,11 @@ final class SHA2Hasher {
     func update(_ bytes: UnsafeRawBufferPointer) {
         switch function {
         case .sha256:
-            _ = crypto_hash_sha256_update(state.assumingMemoryBound(to: crypto_hash_sha256_state.self), bytes.u8, UInt64(bytes.count))
+            _ = crypto_hash_sha256_update(
+                state.assumingMemoryBound(to: crypto_hash_sha256_state.self), bytes.u8, UInt64(bytes.count))
         case .sha512:
-            _ = crypto_hash_sha512_update(state.assumingMemoryBound(to: crypto_hash_sha512_state.self), bytes.u8, UInt64(bytes.count))
+            _ = crypto_hash_sha512_update(
+                state.assumingMemoryBound(to: crypto_hash_sha512_state.self), bytes.u8, UInt64(bytes.count))
         }
     }
 

@@ -107,7 +107,9 @@ public enum SealedBox {
                         keyPair.publicKey, sk.u8)
                 }
             }
-            guard status == 0 else { throw ShareCryptoError(.unsealFailed, "the sealed box does not open with this key") }
+            guard status == 0 else {
+                throw ShareCryptoError(.unsealFailed, "the sealed box does not open with this key")
+            }
             return message
         }
     }

@@ -28,7 +28,8 @@ public struct Argon2idParameters: Sendable, Hashable, CustomStringConvertible {
             throw ShareCryptoError(.invalidKdfParameters, "opslimit \(opslimit) outside \(Self.opslimitRange)")
         }
         guard Self.memlimitKiBRange.contains(memlimitKiB) else {
-            throw ShareCryptoError(.invalidKdfParameters, "memlimit \(memlimitKiB) KiB outside \(Self.memlimitKiBRange)")
+            throw ShareCryptoError(
+                .invalidKdfParameters, "memlimit \(memlimitKiB) KiB outside \(Self.memlimitKiBRange)")
         }
         self.init(unchecked: opslimit, memlimitKiB)
     }

@@ -41,7 +41,8 @@ public enum Base58Check {
         var bytes: [UInt8] = []
         for character in characters[ones...] {
             guard let digit = digitOf[character] else {
-                throw ShareCryptoError(.invalidEncoding, "\"\(string.prefix(120))\" has a character outside the Base58 alphabet")
+                throw ShareCryptoError(
+                    .invalidEncoding, "\"\(string.prefix(120))\" has a character outside the Base58 alphabet")
             }
             var carry = digit
             for i in bytes.indices {
@@ -55,10 +56,13 @@ public enum Base58Check {
             }
         }
         let decoded = [UInt8](repeating: 0, count: ones) + bytes.reversed()
-        guard decoded.count >= 4 else { throw ShareCryptoError(.invalidEncoding, "a Base58Check string holds at least its 4-byte checksum") }
+        guard decoded.count >= 4 else {
+            throw ShareCryptoError(.invalidEncoding, "a Base58Check string holds at least its 4-byte checksum")
+        }
         let payload = Array(decoded.dropLast(4))
         guard checksum(payload) == Array(decoded.suffix(4)) else {
-            throw ShareCryptoError(.invalidEncoding, "the Base58Check checksum does not match: a character is wrong or missing")
+            throw ShareCryptoError(
+                .invalidEncoding, "the Base58Check checksum does not match: a character is wrong or missing")
         }
         return payload
     }

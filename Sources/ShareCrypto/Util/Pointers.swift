@@ -7,7 +7,9 @@ nonisolated(unsafe) private let emptyByte: UnsafeMutablePointer<UInt8> = {
 }()
 
 extension UnsafeRawBufferPointer {
-    var u8: UnsafePointer<UInt8> { baseAddress.map { $0.assumingMemoryBound(to: UInt8.self) } ?? UnsafePointer(emptyByte) }
+    var u8: UnsafePointer<UInt8> {
+        baseAddress.map { $0.assumingMemoryBound(to: UInt8.self) } ?? UnsafePointer(emptyByte)
+    }
     var i8: UnsafePointer<CChar> { UnsafeRawPointer(u8).assumingMemoryBound(to: CChar.self) }
 }
 

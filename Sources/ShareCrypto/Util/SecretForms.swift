@@ -53,7 +53,9 @@ package struct SecretForms: Sendable {
     ///   - text: What the code printed, logged or threw.
     package static func leaks(of secrets: [SecretForms], in text: String) -> [String] {
         secrets.flatMap { secret in
-            secret.forms.enumerated().compactMap { index, form in text.contains(form) ? "\(secret.name) (form \(index))" : nil }
+            secret.forms.enumerated().compactMap { index, form in
+                text.contains(form) ? "\(secret.name) (form \(index))" : nil
+            }
         }
     }
 

@@ -53,9 +53,12 @@ extension BackupSecret {
                 throw ShareRecoveryError(.invalidKeyMaterial, "key material must be 32 bytes, got \(ikm.count)")
             }
             let info = Array("share-recovery v1 backup key".utf8) + [0x00, method.rawValue]
-            return try mappingCryptoErrors { try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: info, outputCount: 32) }
+            return try mappingCryptoErrors {
+                try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: info, outputCount: 32)
+            }
         case (.text, .hkdfSHA256):
-            throw ShareRecoveryError(.invalidKeyMaterial, "the \(method) method takes 32 bytes of key material, not text")
+            throw ShareRecoveryError(
+                .invalidKeyMaterial, "the \(method) method takes 32 bytes of key material, not text")
         case (.keyMaterial, .argon2id13):
             throw ShareRecoveryError(.invalidKeyMaterial, "the \(method) method takes a text secret, not key material")
         }

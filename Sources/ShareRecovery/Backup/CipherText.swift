@@ -49,7 +49,9 @@ public struct CipherText: Sendable, Equatable {
 
     /// Assembles an envelope, checking every field as the parser would.
     /// - Throws: ``ShareRecoveryError`` (`kdfMismatch`, `malformedCipherText`).
-    public init(method: BackupMethod, kdfParameters: KDFParameters, keyId: String, nonce: [UInt8], sealedRecord: [UInt8])
+    public init(
+        method: BackupMethod, kdfParameters: KDFParameters, keyId: String, nonce: [UInt8], sealedRecord: [UInt8]
+    )
         throws(ShareRecoveryError)
     {
         guard kdfParameters.kdf == method.kdf else {
@@ -80,13 +82,21 @@ public struct CipherText: Sendable, Equatable {
         guard let magic = reader.read(4), magic == Self.magic else {
             throw ShareRecoveryError(.malformedCipherText, bytes.count < 4 ? "truncated cipherText" : "bad magic")
         }
-        guard let version = reader.readByte() else { throw ShareRecoveryError(.malformedCipherText, "truncated cipherText") }
-        guard version == Self.version else { throw ShareRecoveryError(.unsupportedVersion, "cipherText version \(version)") }
-        guard let methodByte = reader.readByte() else { throw ShareRecoveryError(.malformedCipherText, "truncated cipherText") }
+        guard let version = reader.readByte() else {
+            throw ShareRecoveryError(.malformedCipherText, "truncated cipherText")
+        }
+        guard version == Self.version else {
+            throw ShareRecoveryError(.unsupportedVersion, "cipherText version \(version)")
+        }
+        guard let methodByte = reader.readByte() else {
+            throw ShareRecoveryError(.malformedCipherText, "truncated cipherText")
+        }
         guard let method = BackupMethod(rawValue: methodByte) else {
             throw ShareRecoveryError(.unsupportedMethod, "method byte \(methodByte)")
         }
-        guard let kdfByte = reader.readByte() else { throw ShareRecoveryError(.malformedCipherText, "truncated cipherText") }
+        guard let kdfByte = reader.readByte() else {
+            throw ShareRecoveryError(.malformedCipherText, "truncated cipherText")
+        }
         guard kdfByte == method.kdf.rawValue else {
             throw ShareRecoveryError(.kdfMismatch, "kdf byte \(kdfByte) does not belong to \(method)")
         }
@@ -99,7 +109,9 @@ public struct CipherText: Sendable, Equatable {
             let argon = try mappingCryptoErrors { try Argon2idParameters(opslimit: ops, memlimitKiB: mem) }
             parameters = .argon2id13(argon, salt: salt)
         case .hkdfSHA256:
-            guard let salt = reader.read(32) else { throw ShareRecoveryError(.malformedCipherText, "truncated kdf parameters") }
+            guard let salt = reader.read(32) else {
+                throw ShareRecoveryError(.malformedCipherText, "truncated kdf parameters")
+            }
             parameters = .hkdfSHA256(salt: salt)
         }
         guard let keyIdCount = reader.readByte(), let keyIdBytes = reader.read(Int(keyIdCount)) else {
@@ -185,7 +197,9 @@ public struct CipherText: Sendable, Equatable {
         guard record.kind == .backup else {
             throw ShareRecoveryError(.invalidParameters, "only a backup share goes into a cipherText")
         }
-        guard keyId.utf8.count <= 255 else { throw ShareRecoveryError(.invalidParameters, "keyId longer than 255 bytes") }
+        guard keyId.utf8.count <= 255 else {
+            throw ShareRecoveryError(.invalidParameters, "keyId longer than 255 bytes")
+        }
         let plaintext = try record.binary()
         // The header does not depend on the ciphertext, so build it from a placeholder envelope.
         let draft = try CipherText(
@@ -194,7 +208,8 @@ public struct CipherText: Sendable, Equatable {
         let sealed = try mappingCryptoErrors {
             try XChaCha20Poly1305.seal(plaintext, key: key, nonce: nonce, aad: draft.header)
         }
-        return try CipherText(method: method, kdfParameters: kdfParameters, keyId: keyId, nonce: nonce, sealedRecord: sealed)
+        return try CipherText(
+            method: method, kdfParameters: kdfParameters, keyId: keyId, nonce: nonce, sealedRecord: sealed)
     }
 
     // MARK: Decryption

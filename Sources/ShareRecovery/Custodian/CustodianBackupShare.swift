@@ -65,7 +65,8 @@ public struct CustodianBackupShare: Sendable, Equatable {
         } catch {
             throw ShareRecoveryError(.malformedCustodianShare, error.reason)
         }
-        generation = UInt32(try object.integer("generation", maximum: UInt64(UInt32.max), rangeFailure: .invalidParameters))
+        generation = UInt32(
+            try object.integer("generation", maximum: UInt64(UInt32.max), rangeFailure: .invalidParameters))
         threshold = Int(try object.integer("threshold", maximum: 255, rangeFailure: .invalidParameters))
         parties = Int(try object.integer("parties", maximum: 255, rangeFailure: .invalidParameters))
         partyIndex = Int(try object.integer("partyIndex", maximum: 255, rangeFailure: .invalidParameters))
@@ -103,7 +104,9 @@ public struct CustodianBackupShare: Sendable, Equatable {
             throw ShareRecoveryError(.invalidParameters, "only a backup share is sealed to the custodian")
         }
         let stamp = createdAt ?? Timestamp.now()
-        guard Timestamp.isValid(stamp) else { throw ShareRecoveryError(.invalidParameters, "createdAt is not RFC 3339 UTC") }
+        guard Timestamp.isValid(stamp) else {
+            throw ShareRecoveryError(.invalidParameters, "createdAt is not RFC 3339 UTC")
+        }
         let binary = try record.binary()
         walletId = record.walletId
         curve = record.curve
@@ -152,8 +155,14 @@ public struct CustodianBackupShare: Sendable, Equatable {
     func open(with keyPair: SealingKeyPair, known: ShareRecord?) throws(ShareRecoveryError) -> ShareRecord {
         let binary = try mappingCryptoErrors { try SealedBox.open(sealedShare, with: keyPair) }
         let record: ShareRecord
-        if let known { record = try ShareRecord(binary: binary, known: known) } else { record = try ShareRecord(binary: binary) }
-        guard record.kind == .backup else { throw ShareRecoveryError(.tamperedShare, "the sealed record is not a backup share") }
+        if let known {
+            record = try ShareRecord(binary: binary, known: known)
+        } else {
+            record = try ShareRecord(binary: binary)
+        }
+        guard record.kind == .backup else {
+            throw ShareRecoveryError(.tamperedShare, "the sealed record is not a backup share")
+        }
         guard record.walletId == walletId, record.curve == curve, record.setId == setId,
             record.generation == generation, record.threshold == threshold, record.parties == parties,
             record.partyIndex == partyIndex, record.commitments.map(\.rawRepresentation) == commitments

@@ -17,11 +17,13 @@ public struct DerivationPath: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a hardened index or a path too deep.
     public init(indices: [UInt32]) throws(ShareRecoveryError) {
         guard indices.count <= Self.maximumDepth else {
-            throw ShareRecoveryError(.invalidParameters, "a BIP-32 path has at most \(Self.maximumDepth) steps, this one \(indices.count)")
+            throw ShareRecoveryError(
+                .invalidParameters, "a BIP-32 path has at most \(Self.maximumDepth) steps, this one \(indices.count)")
         }
         if let hardened = indices.first(where: { $0 >= 1 << 31 }) {
             throw ShareRecoveryError(
-                .invalidParameters, "index \(hardened) is hardened (≥ 2^31); a threshold key derives non-hardened children only")
+                .invalidParameters,
+                "index \(hardened) is hardened (≥ 2^31); a threshold key derives non-hardened children only")
         }
         self.init(checked: indices)
     }
@@ -34,7 +36,8 @@ public struct DerivationPath: Sendable, Hashable, CustomStringConvertible {
     public init(_ text: String) throws(ShareRecoveryError) {
         var steps = text.split(separator: "/", omittingEmptySubsequences: false)
         guard steps.first == "m" else {
-            throw ShareRecoveryError(.invalidParameters, "a derivation path starts with m (e.g. m/0/1), got \"\(text.prefix(80))\"")
+            throw ShareRecoveryError(
+                .invalidParameters, "a derivation path starts with m (e.g. m/0/1), got \"\(text.prefix(80))\"")
         }
         steps.removeFirst()
         var indices: [UInt32] = []
@@ -43,14 +46,19 @@ public struct DerivationPath: Sendable, Hashable, CustomStringConvertible {
             if let last = step.last, "'hH".contains(last) {
                 throw ShareRecoveryError(
                     .invalidParameters,
-                    "\(name) (\(step)) is hardened; a threshold key has no private key to derive hardened children from, so only non-hardened steps (m/0/1) are allowed")
+                    "\(name) (\(step)) is hardened; a threshold key has no private key to derive hardened children from, so only non-hardened steps (m/0/1) are allowed"
+                )
             }
-            guard !step.isEmpty, step.utf8.allSatisfy({ (0x30...0x39).contains($0) }), step == "0" || step.first != "0" else {
-                throw ShareRecoveryError(.invalidParameters, "\(name) (\"\(step.prefix(20))\") is not a decimal index without leading zeros")
+            guard !step.isEmpty, step.utf8.allSatisfy({ (0x30...0x39).contains($0) }), step == "0" || step.first != "0"
+            else {
+                throw ShareRecoveryError(
+                    .invalidParameters, "\(name) (\"\(step.prefix(20))\") is not a decimal index without leading zeros")
             }
             guard step.count <= 10, let value = UInt64(step), value < 1 << 31 else {
                 throw ShareRecoveryError(
-                    .invalidParameters, "\(name) (\(step.prefix(20))) is not below 2^31; indices from 2^31 on are hardened, which a threshold key cannot derive")
+                    .invalidParameters,
+                    "\(name) (\(step.prefix(20))) is not below 2^31; indices from 2^31 on are hardened, which a threshold key cannot derive"
+                )
             }
             indices.append(UInt32(value))
         }

@@ -27,7 +27,8 @@ public struct DerivedKey: Sendable {
         guard walletPublicKey.curve == .secp256k1 else {
             throw ShareRecoveryError(
                 .invalidParameters,
-                "ed25519 wallets have no non-hardened child keys: no standard defines non-hardened derivation of an ed25519 threshold key (docs/derivation.md)")
+                "ed25519 wallets have no non-hardened child keys: no standard defines non-hardened derivation of an ed25519 threshold key (docs/derivation.md)"
+            )
         }
         let root = try mappingCryptoErrors { try ExtendedPublicKey(aggregateKey: walletPublicKey) }
         var key = root

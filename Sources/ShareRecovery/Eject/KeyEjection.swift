@@ -22,10 +22,12 @@ public enum KeyEjection {
         }
         guard shares.allSatisfy({ $0.isSameSet(as: first) }) else {
             throw ShareRecoveryError(
-                .inconsistentShares, "the shares are not of one set (walletId, curve, set id and commitments must agree)")
+                .inconsistentShares,
+                "the shares are not of one set (walletId, curve, set id and commitments must agree)")
         }
         guard shares.allSatisfy({ $0.secret != nil }) else {
-            throw ShareRecoveryError(.invalidParameters, "every share must include its secret (a public description cannot rebuild the key)")
+            throw ShareRecoveryError(
+                .invalidParameters, "every share must include its secret (a public description cannot rebuild the key)")
         }
         let indices = shares.map(\.partyIndex)
         guard Set(indices).count == indices.count else {
@@ -42,7 +44,8 @@ public enum KeyEjection {
             for share in used {
                 // Checked above: every share has its secret.
                 guard let secret = share.secret else { continue }
-                let lambda = try Shamir.lagrangeCoefficientAtZero(index: share.partyIndex, indices: usedIndices, curve: first.curve)
+                let lambda = try Shamir.lagrangeCoefficientAtZero(
+                    index: share.partyIndex, indices: usedIndices, curve: first.curve)
                 sum = sum + lambda * secret
             }
             return sum
@@ -52,7 +55,9 @@ public enum KeyEjection {
         if !key.isZero { rebuilt = try mappingCryptoErrors { try Point(generatorTimes: key) } }
         guard let rebuilt, rebuilt == first.publicKey else {
             throw ShareRecoveryError(
-                .publicKeyMismatch, "the rebuilt key's public key is not the wallet's \(first.publicKey.hex): a share is wrong; nothing was exported")
+                .publicKeyMismatch,
+                "the rebuilt key's public key is not the wallet's \(first.publicKey.hex): a share is wrong; nothing was exported"
+            )
         }
         return EjectedKey(walletId: first.walletId, publicKey: first.publicKey, privateKey: key)
     }
@@ -92,7 +97,8 @@ public struct EjectedKey: Sendable, CustomStringConvertible {
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` on ed25519, which has no WIF.
     public func wif(network: WIFNetwork = .mainnet) throws(ShareRecoveryError) -> SecureBytes {
         guard curve == .secp256k1 else {
-            throw ShareRecoveryError(.invalidParameters, "WIF is a secp256k1 format; an ed25519 key exports as its 32-byte scalar")
+            throw ShareRecoveryError(
+                .invalidParameters, "WIF is a secp256k1 format; an ed25519 key exports as its 32-byte scalar")
         }
         let payload = SecureBytes.concatenating([
             SecureBytes(copying: [network.rawValue]), privateKey.rawRepresentation, SecureBytes(copying: [0x01]),
@@ -109,13 +115,18 @@ public struct EjectedKey: Sendable, CustomStringConvertible {
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` on ed25519, which has no BIP-32.
     public func extendedPrivateKey(network: WIFNetwork = .mainnet) throws(ShareRecoveryError) -> SecureBytes {
         guard curve == .secp256k1 else {
-            throw ShareRecoveryError(.invalidParameters, "BIP-32 extended keys are a secp256k1 format; an ed25519 key exports as its 32-byte scalar")
+            throw ShareRecoveryError(
+                .invalidParameters,
+                "BIP-32 extended keys are a secp256k1 format; an ed25519 key exports as its 32-byte scalar")
         }
         let version: [UInt8] = network == .mainnet ? [0x04, 0x88, 0xAD, 0xE4] : [0x04, 0x35, 0x83, 0x94]
         // version, depth 0, parent fingerprint 0, child number 0, chain code, 0x00, key (BIP-32 serialization).
         let header = version + [0] + [0, 0, 0, 0] + [0, 0, 0, 0] + ExtendedPublicKey.aggregateKeyChainCode + [0]
-        return Base58Check.encodeSecret(SecureBytes.concatenating([SecureBytes(copying: header), privateKey.rawRepresentation]))
+        return Base58Check.encodeSecret(
+            SecureBytes.concatenating([SecureBytes(copying: header), privateKey.rawRepresentation]))
     }
 
-    public var description: String { "EjectedKey(\(curve), wallet \(walletId), public key \(publicKey.hex), private key redacted)" }
+    public var description: String {
+        "EjectedKey(\(curve), wallet \(walletId), public key \(publicKey.hex), private key redacted)"
+    }
 }

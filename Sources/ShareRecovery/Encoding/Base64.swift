@@ -22,7 +22,9 @@ public enum Base64 {
         let rest = input.count - index
         if rest == 1 {
             let chunk = UInt32(input[index]) << 16
-            out += [alphabet[Int(chunk >> 18 & 63)], alphabet[Int(chunk >> 12 & 63)], UInt8(ascii: "="), UInt8(ascii: "=")]
+            out += [
+                alphabet[Int(chunk >> 18 & 63)], alphabet[Int(chunk >> 12 & 63)], UInt8(ascii: "="), UInt8(ascii: "="),
+            ]
         } else if rest == 2 {
             let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
             out += [

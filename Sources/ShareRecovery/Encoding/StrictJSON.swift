@@ -204,7 +204,8 @@ public enum StrictJSON {
                 case UInt8(ascii: "u"):
                     var scalar = try parseHex4()
                     if (0xD800...0xDBFF).contains(scalar) {
-                        guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                        guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
                         else { throw error("lone surrogate") }
                         index += 2
                         let low = try parseHex4()
@@ -241,7 +242,9 @@ public enum StrictJSON {
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
                 let digits = index
                 while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
                 guard index > digits else { throw error("bad exponent") }
@@ -326,7 +329,8 @@ public enum JSONWriter {
         // most of the time a server spent answering with custodian shares (JSON inside JSON).
         // Most strings (hex, base64, identifiers) need no escape at all: one scan of their bytes, then
         // the string as it is.
-        if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+        if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        {
             out += "\""
             out += text
             out += "\""
@@ -370,7 +374,8 @@ package struct StrictObject {
     ///   - failure: The code for any shape problem.
     ///   - context: Put before every reason (`"fetch cipherText: "`); empty for the formats.
     package init(
-        _ value: JSONValue, required: [String], optional: [String] = [], failure: ShareRecoveryError.Code, context: String = ""
+        _ value: JSONValue, required: [String], optional: [String] = [], failure: ShareRecoveryError.Code,
+        context: String = ""
     ) throws(ShareRecoveryError) {
         self.failure = failure
         self.context = context
@@ -411,7 +416,9 @@ package struct StrictObject {
 
     /// A non-negative JSON integer (digits only: no sign, fraction or exponent) up to `maximum`;
     /// larger values are a range problem and get `rangeFailure`.
-    package func integer(_ key: String, maximum: UInt64, rangeFailure: ShareRecoveryError.Code) throws(ShareRecoveryError) -> UInt64 {
+    package func integer(_ key: String, maximum: UInt64, rangeFailure: ShareRecoveryError.Code)
+        throws(ShareRecoveryError) -> UInt64
+    {
         guard case .number(let text)? = members[key] else { throw problem("\"\(key)\" must be a number") }
         if text.hasPrefix("-"), text.dropFirst().allSatisfy(\.isASCIIDigit) {
             throw ShareRecoveryError(rangeFailure, "\"\(key)\" must not be negative")
@@ -457,4 +464,3 @@ package struct StrictObject {
 extension Character {
     fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) && isASCII }
 }
-

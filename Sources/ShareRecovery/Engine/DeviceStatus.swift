@@ -14,7 +14,9 @@ public struct DeviceStatus: Sendable, Equatable {
     public var isRecoveryActivated: Bool? { activeMethods.map { !$0.isEmpty } }
 
     /// Creates a status.
-    public init(current: ShareRecord?, staged: ShareRecord?, pendingSession: PendingSession?, activeMethods: [BackupMethod]?) {
+    public init(
+        current: ShareRecord?, staged: ShareRecord?, pendingSession: PendingSession?, activeMethods: [BackupMethod]?
+    ) {
         self.current = current?.publicDescription
         self.staged = staged?.publicDescription
         self.pendingSession = pendingSession

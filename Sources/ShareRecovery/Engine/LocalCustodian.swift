@@ -44,7 +44,8 @@ public actor LocalCustodian: Custodian {
             candidates = try await shareSource.fetchBackupShares(clientId: request.clientId)
         }
         let opened = try ResharingCustodian.open(
-            request: request, signingShares: signingShares[request.clientId] ?? [], candidates: candidates, custodianKey: key,
+            request: request, signingShares: signingShares[request.clientId] ?? [], candidates: candidates,
+            custodianKey: key,
             using: random)
         let sessionId = request.sessionId ?? Hex.encode(random.bytes(count: 16))
         guard sessions[sessionId] == nil, !confirmed.contains(sessionId) else {

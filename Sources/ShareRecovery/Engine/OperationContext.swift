@@ -34,7 +34,9 @@ public struct OperationContext: Sendable {
     /// - Parameters:
     ///   - requestId: The operation's id (a fresh random one by default).
     ///   - onRetry: Told each retry a client makes within the operation.
-    public init(requestId: String = OperationContext.newRequestId(), onRetry: @escaping @Sendable (Retry) -> Void = { _ in }) {
+    public init(
+        requestId: String = OperationContext.newRequestId(), onRetry: @escaping @Sendable (Retry) -> Void = { _ in }
+    ) {
         self.requestId = requestId
         self.onRetry = onRetry
     }

@@ -76,7 +76,8 @@ extension RecoveryEngine {
         let pending = PendingSession(sessionId: offer.sessionId, purpose: purpose)
         let dealt = try await abandoningOnFailure(pending) {
             if pending != chosen { try await configuration.shareStore.recordPendingSession(pending) }
-            return try ResharingClient.accept(offer: offer, ownShare: ownShare, newKind: newKind, using: configuration.random)
+            return try ResharingClient.accept(
+                offer: offer, ownShare: ownShare, newKind: newKind, using: configuration.random)
         }
         return (offer.sessionId, dealt)
     }

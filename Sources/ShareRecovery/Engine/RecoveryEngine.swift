@@ -95,7 +95,8 @@ public struct RecoveryEngine: Sendable {
             newKind: .backup)
         let pending = PendingSession(sessionId: sessionId, purpose: .backup)
         let (result, newShare, cipherText) = try await abandoningOnFailure(pending) {
-            let result = try await configuration.custodian.finishSession(id: sessionId, clientDealing: dealt.outgoingDealing)
+            let result = try await configuration.custodian.finishSession(
+                id: sessionId, clientDealing: dealt.outgoingDealing)
             let newShare = try dealt.finish(result: result)
             let cipherText = try CipherText.encrypt(
                 newShare, method: method, secret: try secret(newShare), argon2: configuration.argon2, keyId: keyId,
@@ -157,10 +158,13 @@ public struct RecoveryEngine: Sendable {
             }
             text = try await source.fetchCipherText(userId: configuration.userId, method: method)
         }
-        let userShare = try RecoveryPipeline.openUserShare(text: text, method: method, secret: secret, progress: progress).userShare
+        let userShare = try RecoveryPipeline.openUserShare(
+            text: text, method: method, secret: secret, progress: progress
+        ).userShare
 
         progress(.recoveringSigningShare)
-        let request = ResharingSessionRequest(clientId: configuration.userId, purpose: .recovery(method), clientShare: userShare)
+        let request = ResharingSessionRequest(
+            clientId: configuration.userId, purpose: .recovery(method), clientShare: userShare)
         let (sessionId, dealt) = try await reshareWithCustodian(request, ownShare: userShare, newKind: .signing)
         let custodian = configuration.custodian
         let pending = PendingSession(sessionId: sessionId, purpose: .recovery)
@@ -198,7 +202,8 @@ public struct RecoveryEngine: Sendable {
         method: BackupMethod, cipherText: String? = nil, secret: BackupSecret,
         events: @escaping @Sendable (RecoveryEvent) -> Void
     ) async throws -> ShareRecord {
-        let tracker = RecoveryEventTracker(requestId: OperationContext.current?.requestId ?? OperationContext.newRequestId(), emit: events)
+        let tracker = RecoveryEventTracker(
+            requestId: OperationContext.current?.requestId ?? OperationContext.newRequestId(), emit: events)
         do {
             return try await OperationContext.$current.withValue(tracker.context) {
                 try await recover(method: method, cipherText: cipherText, secret: secret, progress: tracker.status)
@@ -266,7 +271,8 @@ public struct RecoveryEngine: Sendable {
         let active = try await activatedRecoveryMethods()
         guard active.contains(method) else { throw ShareRecoveryError(.notFound, "\(method) is not activated") }
         guard force || active.count > 1 else {
-            throw ShareRecoveryError(.invalidParameters, "\(method) is the last recovery method; pass force to delete it")
+            throw ShareRecoveryError(
+                .invalidParameters, "\(method) is the last recovery method; pass force to delete it")
         }
         try await deleteMethodData(method)
     }

@@ -18,7 +18,8 @@ enum SingleFlight {
     ///     gets no in-process guard (the custodian's still applies).
     ///   - operation: What runs, for the error's reason ("recovery", "backup", "method deletion").
     /// - Throws: `operationInProgress` when the wallet has an operation running; else what `body` throws.
-    static func run<T>(store: any SigningShareStore, operation: String, _ body: () async throws -> T) async throws -> T {
+    static func run<T>(store: any SigningShareStore, operation: String, _ body: () async throws -> T) async throws -> T
+    {
         guard type(of: store) is AnyObject.Type else { return try await body() }
         let key = ObjectIdentifier(store as AnyObject)
         let holder = running.withLock { running -> String? in
@@ -28,7 +29,8 @@ enum SingleFlight {
         }
         if let holder {
             throw ShareRecoveryError(
-                .operationInProgress, "a \(holder) of this wallet is running in this process; retry \(operation) when it has finished")
+                .operationInProgress,
+                "a \(holder) of this wallet is running in this process; retry \(operation) when it has finished")
         }
         defer { _ = running.withLock { $0.removeValue(forKey: key) } }
         return try await body()

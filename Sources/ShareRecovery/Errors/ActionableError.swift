@@ -24,10 +24,13 @@ extension ShareRecoveryError: ActionableError {
     public var hint: String {
         switch code {
         case .cancelled: "The operation was cancelled; nothing changed. Try again."
-        case .operationInProgress: "Another recovery, backup or method change of this wallet is running; try again when it has finished."
+        case .operationInProgress:
+            "Another recovery, backup or method change of this wallet is running; try again when it has finished."
         case .conflict: "The custodian's state moved on during the operation; try again."
-        case .authenticationFailed: "The secret does not open this backup; try the password, key or code again, or another method."
-        case .emptySecret, .invalidKeyMaterial: "The secret is empty or of the wrong kind for this method; enter it again."
+        case .authenticationFailed:
+            "The secret does not open this backup; try the password, key or code again, or another method."
+        case .emptySecret, .invalidKeyMaterial:
+            "The secret is empty or of the wrong kind for this method; enter it again."
         case .notFound: "There is no backup for this method; choose another recovery method."
         case .noMatchingShare, .inconsistentShares:
             "The custodian has no usable share of this backup (another wallet or an older backup); choose another recovery method."
@@ -36,7 +39,8 @@ extension ShareRecoveryError: ActionableError {
         case .dealerCheckFailed, .subShareCheckFailed, .publicKeyMismatch, .invalidShare, .tamperedShare, .unsealFailed,
             .invalidPoint, .invalidScalar, .dkgProofFailed, .invalidSignatureShare:
             RecoveryFailure.badPartyHint
-        case .storageFailure, .storeCorrupted: "This device's share store cannot be read or written; free space or repair it, then try again."
+        case .storageFailure, .storeCorrupted:
+            "This device's share store cannot be read or written; free space or repair it, then try again."
         case .notAuthenticated, .wrongPasscode, .passcodeNotSet: "Unlock the share store with its passcode first."
         case .attemptTooSoon: "Wait a moment before entering the passcode again."
         case .lockedOut: "Too many wrong passcodes; the store is locked."
@@ -78,7 +82,8 @@ public struct RecoveryFailure: Sendable, Equatable, CustomStringConvertible {
         reason = String(describing: error)
     }
 
-    static let badPartyHint = "A party sent values that do not check out; nothing was stored. Report this with the request id."
+    static let badPartyHint =
+        "A party sent values that do not check out; nothing was stored. Report this with the request id."
     static let reportHint = "The operation failed; report this with the request id."
 
     public var description: String { "\(code) (\(isRetryable ? "retryable" : "not retryable")): \(hint)" }

@@ -33,11 +33,14 @@ extension ShareRecord {
         try self.init(binary: binary, known: original, reproducing: original)
     }
 
-    private init(binary: SecureBytes, known: ShareRecord?, reproducing original: ShareRecord?) throws(ShareRecoveryError) {
+    private init(binary: SecureBytes, known: ShareRecord?, reproducing original: ShareRecord?)
+        throws(ShareRecoveryError)
+    {
         let knownCommitments = known?.commitments ?? []
         let parsed: ShareRecord = try binary.withUnsafeBytes { (bytes) throws(ShareRecoveryError) -> ShareRecord in
             guard bytes.count >= ShareRecord.fixedHeaderCount, Array(bytes[0..<4]) == ShareRecord.magic else {
-                throw ShareRecoveryError(.malformedRecord, bytes.count < 4 ? "truncated record" : "bad magic or truncated record")
+                throw ShareRecoveryError(
+                    .malformedRecord, bytes.count < 4 ? "truncated record" : "bad magic or truncated record")
             }
             guard bytes[4] == ShareRecord.version else {
                 throw ShareRecoveryError(.unsupportedVersion, "record version \(bytes[4])")
@@ -60,11 +63,14 @@ extension ShareRecord {
             let generation = bytes[10..<14].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             let setId = try SetID(bytes: Array(bytes[14..<30]))
             let walletIdEnd = ShareRecord.fixedHeaderCount + walletIdCount
-            guard let walletId = String(validating: bytes[ShareRecord.fixedHeaderCount..<walletIdEnd], as: UTF8.self) else {
+            guard let walletId = String(validating: bytes[ShareRecord.fixedHeaderCount..<walletIdEnd], as: UTF8.self)
+            else {
                 throw ShareRecoveryError(.malformedRecord, "walletId is not UTF-8")
             }
             let secret = try mappingCryptoErrors {
-                try Scalar(secret: SecureBytes(copying: UnsafeRawBufferPointer(rebasing: bytes[walletIdEnd..<walletIdEnd + 32])), curve: curve)
+                try Scalar(
+                    secret: SecureBytes(
+                        copying: UnsafeRawBufferPointer(rebasing: bytes[walletIdEnd..<walletIdEnd + 32])), curve: curve)
             }
             var commitments: [Point] = []
             var offset = walletIdEnd + 32
@@ -82,7 +88,8 @@ extension ShareRecord {
             }
             guard let original else {
                 return try ShareRecord(
-                    walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: index,
+                    walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties,
+                    partyIndex: index,
                     generation: generation, setId: setId, secret: secret, commitments: commitments, steppingFrom: known)
             }
             guard walletId == original.walletId, curve == original.curve, kind == original.kind,
@@ -90,7 +97,8 @@ extension ShareRecord {
                 generation == original.generation, setId == original.setId, secret == original.secret,
                 commitments.map(\.rawRepresentation) == original.commitments.map(\.rawRepresentation)
             else {
-                throw ShareRecoveryError(.invalidShare, "the record's binary form does not reproduce the share it was made from")
+                throw ShareRecoveryError(
+                    .invalidShare, "the record's binary form does not reproduce the share it was made from")
             }
             return try ShareRecord(
                 verified: (), walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties,
@@ -106,12 +114,19 @@ extension ShareRecord {
             throw ShareRecoveryError(.invalidParameters, "a public description has no binary form")
         }
         var header = ShareRecord.magic
-        header += [ShareRecord.version, curve.rawValue, kind.rawValue, UInt8(threshold), UInt8(parties), UInt8(partyIndex)]
-        header += [UInt8(generation >> 24 & 0xFF), UInt8(generation >> 16 & 0xFF), UInt8(generation >> 8 & 0xFF), UInt8(generation & 0xFF)]
+        header += [
+            ShareRecord.version, curve.rawValue, kind.rawValue, UInt8(threshold), UInt8(parties), UInt8(partyIndex),
+        ]
+        header += [
+            UInt8(generation >> 24 & 0xFF), UInt8(generation >> 16 & 0xFF), UInt8(generation >> 8 & 0xFF),
+            UInt8(generation & 0xFF),
+        ]
         header += setId.bytes
         header.append(UInt8(walletId.utf8.count))
         header += Array(walletId.utf8)
         let tail = commitments.flatMap(\.rawRepresentation)
-        return SecureBytes.concatenating([SecureBytes(copying: header), secret.rawRepresentation, SecureBytes(copying: tail)])
+        return SecureBytes.concatenating([
+            SecureBytes(copying: header), secret.rawRepresentation, SecureBytes(copying: tail),
+        ])
     }
 }

@@ -27,8 +27,11 @@ extension ShareRecord {
 
     /// Parses a record from an already parsed JSON value (see ``init(json:)``).
     public init(jsonValue: JSONValue) throws(ShareRecoveryError) {
-        let object = try StrictObject(jsonValue, required: Self.jsonFields, optional: ["secret"], failure: .malformedRecord)
-        try Self.checkFormat(try object.string("format"), expected: Self.jsonFormat, prefix: Self.formatPrefix, failure: .malformedRecord)
+        let object = try StrictObject(
+            jsonValue, required: Self.jsonFields, optional: ["secret"], failure: .malformedRecord)
+        try Self.checkFormat(
+            try object.string("format"), expected: Self.jsonFormat, prefix: Self.formatPrefix, failure: .malformedRecord
+        )
         let walletId = try object.string("walletId")
         guard let curve = Curve(name: try object.string("curve")) else {
             throw ShareRecoveryError(.invalidParameters, "unknown curve")
@@ -39,7 +42,8 @@ extension ShareRecord {
         let threshold = Int(try object.integer("threshold", maximum: 255, rangeFailure: .invalidParameters))
         let parties = Int(try object.integer("parties", maximum: 255, rangeFailure: .invalidParameters))
         let index = Int(try object.integer("partyIndex", maximum: 255, rangeFailure: .invalidParameters))
-        let generation = UInt32(try object.integer("generation", maximum: UInt64(UInt32.max), rangeFailure: .invalidParameters))
+        let generation = UInt32(
+            try object.integer("generation", maximum: UInt64(UInt32.max), rangeFailure: .invalidParameters))
         let setId = try SetID(bytes: try object.hex("setId", count: SetID.count))
         let secretBytes = try object.optionalString("secret").map { (text) throws(ShareRecoveryError) -> SecureBytes in
             guard let bytes = Hex.decodeSecret(text), bytes.count == Curve.scalarCount else {
@@ -54,7 +58,8 @@ extension ShareRecord {
         try ShareRecord.checkRanges(
             walletIdCount: walletId.utf8.count, threshold: threshold, parties: parties, partyIndex: index)
         guard commitmentBytes.count == threshold else {
-            throw ShareRecoveryError(.invalidParameters, "\(commitmentBytes.count) commitments for threshold \(threshold)")
+            throw ShareRecoveryError(
+                .invalidParameters, "\(commitmentBytes.count) commitments for threshold \(threshold)")
         }
         let secret = try secretBytes.map { (bytes) throws(ShareRecoveryError) in
             try mappingCryptoErrors { try Scalar(secret: bytes, curve: curve) }

@@ -94,7 +94,8 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         generation: UInt32, setId: SetID, secret: Scalar?, commitments: [Point]
     ) throws(ShareRecoveryError) {
         try self.init(
-            walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: partyIndex,
+            walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties,
+            partyIndex: partyIndex,
             generation: generation, setId: setId, secret: secret, commitments: commitments, steppingFrom: nil)
     }
 
@@ -140,7 +141,8 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         generation: UInt32, setId: SetID, secret: Scalar, commitments: [Point]
     ) throws(ShareRecoveryError) {
         try self.init(
-            walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties, partyIndex: partyIndex,
+            walletId: walletId, curve: curve, kind: kind, threshold: threshold, parties: parties,
+            partyIndex: partyIndex,
             generation: generation, setId: setId, secret: nil, commitments: commitments)
         guard !secret.isZero, secret.curve == curve else {
             throw ShareRecoveryError(.invalidScalar, "the secret share is zero or on another curve")
@@ -148,7 +150,9 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         self = ShareRecord(unchecked: self, secret: secret)
     }
 
-    static func checkRanges(walletIdCount: Int, threshold: Int, parties: Int, partyIndex: Int) throws(ShareRecoveryError) {
+    static func checkRanges(walletIdCount: Int, threshold: Int, parties: Int, partyIndex: Int)
+        throws(ShareRecoveryError)
+    {
         guard (1...maximumWalletIdCount).contains(walletIdCount) else {
             throw ShareRecoveryError(.invalidParameters, "walletId must be 1…255 bytes, got \(walletIdCount)")
         }
@@ -158,7 +162,8 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
         guard threshold >= 2, threshold <= parties else {
             throw ShareRecoveryError(
                 .invalidParameters,
-                "threshold must be 2…\(parties) (the number of parties), got \(threshold): any t of the n parties act together, so t cannot exceed n")
+                "threshold must be 2…\(parties) (the number of parties), got \(threshold): any t of the n parties act together, so t cannot exceed n"
+            )
         }
         guard (1...parties).contains(partyIndex) else {
             throw ShareRecoveryError(.invalidParameters, "party index must be 1…\(parties), got \(partyIndex)")
@@ -177,7 +182,8 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
     /// X_i = X_u + (i − u)·A_1, one addition for neighbours (the custodian's share beside the user's),
     /// where Horner's rule costs a doubling more. Exactly X_i, identity included (then `invalidPoint`).
     func publicShare(steppingFrom neighbour: ShareRecord?) throws(ShareRecoveryError) -> Point {
-        guard let neighbour, let known = neighbour.knownPublicShare, threshold == 2, neighbour.commitments == commitments,
+        guard let neighbour, let known = neighbour.knownPublicShare, threshold == 2,
+            neighbour.commitments == commitments,
             (neighbour.partyIndex - partyIndex).magnitude < LagrangeFraction.smallLimit
         else { return try publicShare }
         if neighbour.partyIndex == partyIndex { return known }

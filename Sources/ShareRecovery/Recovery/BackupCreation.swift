@@ -40,8 +40,10 @@ public enum BackupCreation {
             backupSet[0], method: method, secret: secret, argon2: argon2, keyId: keyId, using: random)
         let custodianShares = try backupSet.dropFirst().map { (share) throws(ShareRecoveryError) in
             try CustodianBackupShare(
-                sealing: share, method: method, custodianPublicKey: custodianPublicKey, createdAt: createdAt, using: random)
+                sealing: share, method: method, custodianPublicKey: custodianPublicKey, createdAt: createdAt,
+                using: random)
         }
-        return BackupResult(cipherText: cipherText, custodianShares: custodianShares, backupSet: backupSet.map(\.publicDescription))
+        return BackupResult(
+            cipherText: cipherText, custodianShares: custodianShares, backupSet: backupSet.map(\.publicDescription))
     }
 }

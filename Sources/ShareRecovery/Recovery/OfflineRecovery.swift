@@ -21,7 +21,8 @@ public enum OfflineRecovery {
         using random: some RandomSource = SystemRandom()
     ) throws(ShareRecoveryError) -> [ShareRecord] {
         progress(.readingShare)
-        let (envelope, userShare) = try RecoveryPipeline.openUserShare(text: cipherText, method: nil, secret: secret, progress: progress)
+        let (envelope, userShare) = try RecoveryPipeline.openUserShare(
+            text: cipherText, method: nil, secret: secret, progress: progress)
         return try recover(
             userShare: userShare, method: envelope.method, custodianShares: custodianShares, custodianKey: custodianKey,
             store: store, progress: progress, using: random)

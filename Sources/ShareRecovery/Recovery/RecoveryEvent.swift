@@ -51,7 +51,8 @@ public struct RecoveryEventTracker: Sendable {
     /// - Parameters:
     ///   - requestId: The recovery's request id (a fresh random one by default).
     ///   - emit: Told every event, in order.
-    public init(requestId: String = OperationContext.newRequestId(), emit: @escaping @Sendable (RecoveryEvent) -> Void) {
+    public init(requestId: String = OperationContext.newRequestId(), emit: @escaping @Sendable (RecoveryEvent) -> Void)
+    {
         let events = Events(requestId: requestId, emit: emit)
         self.events = events
         context = OperationContext(requestId: requestId) { events.retrying($0) }

@@ -16,7 +16,9 @@ enum RecoveryPipeline {
     /// - Returns: The envelope (its method, for selection) and the user backup share.
     /// - Throws: ``ShareRecoveryError``: the cipherText and record codes; `unsupportedMethod` for a
     ///   cipherText of another method than asked; `cancelled`.
-    static func openUserShare(text: String, method: BackupMethod?, secret: BackupSecret, progress: (RecoveryStatus) -> Void)
+    static func openUserShare(
+        text: String, method: BackupMethod?, secret: BackupSecret, progress: (RecoveryStatus) -> Void
+    )
         throws(ShareRecoveryError) -> (envelope: CipherText, userShare: ShareRecord)
     {
         let envelope = try CipherText(base64: text)
@@ -42,7 +44,9 @@ enum RecoveryPipeline {
     /// - Returns: The shares as read back from their stored form.
     /// - Throws: ``ShareRecoveryError``: `invalidShare` when a stored form describes another share;
     ///   `publicKeyMismatch` when the key changed; `cancelled`.
-    static func verifyNewShares(_ newShares: [ShareRecord], from userShare: ShareRecord, progress: (RecoveryStatus) -> Void)
+    static func verifyNewShares(
+        _ newShares: [ShareRecord], from userShare: ShareRecord, progress: (RecoveryStatus) -> Void
+    )
         throws(ShareRecoveryError) -> [ShareRecord]
     {
         progress(.parsingShare)

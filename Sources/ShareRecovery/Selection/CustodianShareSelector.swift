@@ -52,12 +52,14 @@ public enum SelectionOutcome: Sendable {
         case .noMatchingShare(let reports):
             throw ShareRecoveryError(.noMatchingShare, Self.summary("no custodian share matches", reports))
         case .inconsistentShares(let reports):
-            throw ShareRecoveryError(.inconsistentShares, Self.summary("matching custodian shares are not valid", reports))
+            throw ShareRecoveryError(
+                .inconsistentShares, Self.summary("matching custodian shares are not valid", reports))
         }
     }
 
     private static func summary(_ headline: String, _ reports: [CandidateReport]) -> String {
-        reports.isEmpty ? "\(headline) (no candidates)" : "\(headline): " + reports.map(\.description).joined(separator: "; ")
+        reports.isEmpty
+            ? "\(headline) (no candidates)" : "\(headline): " + reports.map(\.description).joined(separator: "; ")
     }
 }
 
@@ -90,10 +92,13 @@ public struct CustodianShareSelector: Sendable {
             do {
                 share = try CustodianBackupShare(json: text)
             } catch {
-                reports[position] = CandidateReport(position: position, partyIndex: nil, verdict: .refused(error.code, error.reason))
+                reports[position] = CandidateReport(
+                    position: position, partyIndex: nil, verdict: .refused(error.code, error.reason))
                 continue
             }
-            if let mismatch = Self.metadataMismatch(share, userShare: userShare, method: method, userCommitments: userCommitments) {
+            if let mismatch = Self.metadataMismatch(
+                share, userShare: userShare, method: method, userCommitments: userCommitments)
+            {
                 reports[position] = CandidateReport(
                     position: position, partyIndex: share.partyIndex, verdict: .refused(.noMatchingShare, mismatch))
                 continue
@@ -110,14 +115,18 @@ public struct CustodianShareSelector: Sendable {
         let needed = userShare.threshold - 1
         var chosen: [Int: ShareRecord] = [:]
         // Lowest index first, input order within an index, so the lowest indices win (§7 step 5).
-        for (position, share) in survivors.sorted(by: { ($0.share.partyIndex, $0.position) < ($1.share.partyIndex, $1.position) }) {
+        for (position, share) in survivors.sorted(by: {
+            ($0.share.partyIndex, $0.position) < ($1.share.partyIndex, $1.position)
+        }) {
             if chosen[share.partyIndex] != nil || chosen.count == needed {
-                reports[position] = CandidateReport(position: position, partyIndex: share.partyIndex, verdict: .notNeeded)
+                reports[position] = CandidateReport(
+                    position: position, partyIndex: share.partyIndex, verdict: .notNeeded)
                 continue
             }
             do {
                 chosen[share.partyIndex] = try share.open(with: custodianKey, known: userShare)
-                reports[position] = CandidateReport(position: position, partyIndex: share.partyIndex, verdict: .selected)
+                reports[position] = CandidateReport(
+                    position: position, partyIndex: share.partyIndex, verdict: .selected)
             } catch {
                 reports[position] = CandidateReport(
                     position: position, partyIndex: share.partyIndex, verdict: .refused(error.code, error.reason))
@@ -141,7 +150,9 @@ public struct CustodianShareSelector: Sendable {
         if share.backupMethod != method { return "other backup method (\(share.backupMethod))" }
         if share.setId != userShare.setId { return "other set" }
         if share.generation != userShare.generation { return "other generation (\(share.generation))" }
-        if share.threshold != userShare.threshold || share.parties != userShare.parties { return "other threshold or parties" }
+        if share.threshold != userShare.threshold || share.parties != userShare.parties {
+            return "other threshold or parties"
+        }
         if share.commitments != userCommitments { return "other commitments" }
         return nil
     }

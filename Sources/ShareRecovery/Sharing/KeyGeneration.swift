@@ -18,7 +18,8 @@ public enum KeyGeneration {
         curve: Curve, walletId: String, threshold: Int = 2, parties: Int = 2,
         using random: some RandomSource = SystemRandom()
     ) throws(ShareRecoveryError) -> [ShareRecord] {
-        try ShareRecord.checkRanges(walletIdCount: walletId.utf8.count, threshold: threshold, parties: parties, partyIndex: 1)
+        try ShareRecord.checkRanges(
+            walletIdCount: walletId.utf8.count, threshold: threshold, parties: parties, partyIndex: 1)
         let polynomial = Polynomial.random(
             constant: Scalar.random(on: curve, using: random), degree: threshold - 1, using: random)
         let commitments = try mappingCryptoErrors { try polynomial.commitments() }

@@ -36,7 +36,8 @@ public struct ResharingPlan: Sendable, Equatable {
             sortedDealers.allSatisfy({ (1...oldSet.parties).contains($0) })
         else {
             throw ShareRecoveryError(
-                .invalidParameters, "dealers must be \(oldSet.threshold) distinct indices of the old set, got \(dealers)")
+                .invalidParameters,
+                "dealers must be \(oldSet.threshold) distinct indices of the old set, got \(dealers)")
         }
         try ShareRecord.checkRanges(
             walletIdCount: oldSet.walletId.utf8.count, threshold: newThreshold, parties: newParties, partyIndex: 1)
@@ -125,13 +126,17 @@ public enum ResharingDealer {
     /// Deals with explicit higher coefficients coef_{j,1} … coef_{j,t'−1} (vectors, tests).
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a wrong share or coefficient count,
     ///   ``ShareRecoveryError/Code/invalidScalar`` when a coefficient is zero.
-    public static func deal(share: ShareRecord, plan: ResharingPlan, higherCoefficients: [Scalar]) throws(ShareRecoveryError)
+    public static func deal(share: ShareRecord, plan: ResharingPlan, higherCoefficients: [Scalar])
+        throws(ShareRecoveryError)
         -> Dealing
     {
-        guard let secret = share.secret, share.isSameSet(as: plan.oldSet), plan.dealers.contains(share.partyIndex) else {
-            throw ShareRecoveryError(.invalidParameters, "party \(share.partyIndex)'s share is not a dealer share of this plan")
+        guard let secret = share.secret, share.isSameSet(as: plan.oldSet), plan.dealers.contains(share.partyIndex)
+        else {
+            throw ShareRecoveryError(
+                .invalidParameters, "party \(share.partyIndex)'s share is not a dealer share of this plan")
         }
-        guard higherCoefficients.count == plan.newThreshold - 1, higherCoefficients.allSatisfy({ $0.curve == plan.curve })
+        guard higherCoefficients.count == plan.newThreshold - 1,
+            higherCoefficients.allSatisfy({ $0.curve == plan.curve })
         else {
             throw ShareRecoveryError(.invalidParameters, "dealer needs \(plan.newThreshold - 1) higher coefficients")
         }
@@ -183,7 +188,8 @@ public enum ResharingReceiver {
         guard !partyIndices.isEmpty, Set(partyIndices).count == partyIndices.count,
             partyIndices.allSatisfy({ (1...plan.newParties).contains($0) })
         else {
-            throw ShareRecoveryError(.invalidParameters, "parties \(partyIndices) are not distinct members of the new set")
+            throw ShareRecoveryError(
+                .invalidParameters, "parties \(partyIndices) are not distinct members of the new set")
         }
         let (ordered, constantSum) = try checkedDealings(plan: plan, dealings: dealings)
         let newCommitments = try combinedCommitments(plan: plan, dealings: ordered, constantSum: constantSum)
@@ -205,18 +211,23 @@ public enum ResharingReceiver {
 
     /// Checks g_j(k)·G == Σ_m k^m·D_{j,m} for every dealer, naming the first that fails.
     /// `expected[j]`: dealer j's Σ_m k^m·D_{j,m} when already evaluated.
-    private static func checkSubShares(partyIndex k: Int, dealings: [Dealing], expected: [Point?]) throws(ShareRecoveryError) {
+    private static func checkSubShares(partyIndex k: Int, dealings: [Dealing], expected: [Point?])
+        throws(ShareRecoveryError)
+    {
         // The dealers before the first one that sent k nothing, in Q's order.
         let sent = dealings.prefix { $0.subShares[k] != nil }
         let claims = sent.enumerated().map { position, dealing in
-            SubShareClaim(subShare: dealing.subShares[k]!, commitments: dealing.commitments, expected: expected[position])
+            SubShareClaim(
+                subShare: dealing.subShares[k]!, commitments: dealing.commitments, expected: expected[position])
         }
         if let position = FeldmanBatch.firstFailure(index: k, claims: claims) {
             throw ShareRecoveryError(
-                .subShareCheckFailed, "dealer \(sent[position].dealerIndex)'s sub-share for party \(k) does not match its commitments")
+                .subShareCheckFailed,
+                "dealer \(sent[position].dealerIndex)'s sub-share for party \(k) does not match its commitments")
         }
         if sent.count < dealings.count {
-            throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealings[sent.count].dealerIndex) sent no sub-share to party \(k)")
+            throw ShareRecoveryError(
+                .subShareCheckFailed, "dealer \(dealings[sent.count].dealerIndex) sent no sub-share to party \(k)")
         }
     }
 
@@ -246,9 +257,12 @@ public enum ResharingReceiver {
             guard let dealing = byDealer[j] else {
                 throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j) sent no dealing")
             }
-            guard dealing.commitments.count == plan.newThreshold, dealing.commitments.allSatisfy({ $0.curve == plan.curve })
+            guard dealing.commitments.count == plan.newThreshold,
+                dealing.commitments.allSatisfy({ $0.curve == plan.curve })
             else {
-                throw ShareRecoveryError(.dealerCheckFailed, "dealer \(j) sent \(dealing.commitments.count) commitments, expected \(plan.newThreshold)")
+                throw ShareRecoveryError(
+                    .dealerCheckFailed,
+                    "dealer \(j) sent \(dealing.commitments.count) commitments, expected \(plan.newThreshold)")
             }
             checked.append(dealing)
             if j == plan.dealers.last {
@@ -287,7 +301,8 @@ public enum ResharingReceiver {
     }
 
     /// `constantSum`: A'_0, already summed by the last dealer's check.
-    private static func combinedCommitments(plan: ResharingPlan, dealings: [Dealing], constantSum: Point) throws(ShareRecoveryError)
+    private static func combinedCommitments(plan: ResharingPlan, dealings: [Dealing], constantSum: Point)
+        throws(ShareRecoveryError)
         -> [Point]
     {
         let commitments = try (0..<plan.newThreshold).map { (m) throws(ShareRecoveryError) -> Point in
@@ -330,7 +345,9 @@ public enum Resharing {
         let plan = try ResharingPlan(
             oldSet: first, dealers: shares.map(\.partyIndex), newThreshold: newThreshold, newParties: newParties,
             newKind: newKind, newGeneration: newGeneration, newSetId: setId)
-        let dealings = try shares.map { (share) throws(ShareRecoveryError) in try ResharingDealer.deal(share: share, plan: plan, using: random) }
+        let dealings = try shares.map { (share) throws(ShareRecoveryError) in
+            try ResharingDealer.deal(share: share, plan: plan, using: random)
+        }
         return try ResharingReceiver.receive(partyIndices: Array(1...newParties), plan: plan, dealings: dealings)
     }
 }

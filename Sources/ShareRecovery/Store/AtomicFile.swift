@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 import ShareCrypto
 
@@ -88,7 +88,8 @@ struct StoreDirectory: Sendable {
                 // The holder is running (a crashed one leaves no lock: the kernel drops it with the process).
                 throw ShareRecoveryError(
                     .operationInProgress,
-                    "the store is in use by another store object or process (a recovery, backup or method change of this wallet may be running); retry when it has finished")
+                    "the store is in use by another store object or process (a recovery, backup or method change of this wallet may be running); retry when it has finished"
+                )
             }
             throw Self.failure("lock \(name)", code)
         }
@@ -264,19 +265,19 @@ struct StoreDirectory: Sendable {
 
 // The C calls whose Swift names collide with this type's methods, reached by module-qualified names.
 #if canImport(Glibc)
-    private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        Glibc.read(descriptor, buffer, count)
-    }
-    private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-        Glibc.write(descriptor, buffer, count)
-    }
-    private func systemRename(_ from: String, _ to: String) -> Int32 { Glibc.rename(from, to) }
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    Glibc.read(descriptor, buffer, count)
+}
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    Glibc.write(descriptor, buffer, count)
+}
+private func systemRename(_ from: String, _ to: String) -> Int32 { Glibc.rename(from, to) }
 #elseif canImport(Darwin)
-    private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        Darwin.read(descriptor, buffer, count)
-    }
-    private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-        Darwin.write(descriptor, buffer, count)
-    }
-    private func systemRename(_ from: String, _ to: String) -> Int32 { Darwin.rename(from, to) }
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    Darwin.read(descriptor, buffer, count)
+}
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    Darwin.write(descriptor, buffer, count)
+}
+private func systemRename(_ from: String, _ to: String) -> Int32 { Darwin.rename(from, to) }
 #endif

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 public import ShareCrypto
 
@@ -281,7 +281,8 @@ public actor FileSigningShareStore: SigningShareStore {
     /// - Throws: ``ShareRecoveryError`` with `notAuthenticated`, `lockedOut`, `storeCorrupted` or `storageFailure`.
     public func pendingSession() throws(ShareRecoveryError) -> PendingSession? {
         _ = try requireDataKey()
-        return try files.read(StoreLayout.pendingSessionName, maximumCount: 512).map { bytes throws(ShareRecoveryError) in
+        return try files.read(StoreLayout.pendingSessionName, maximumCount: 512).map {
+            bytes throws(ShareRecoveryError) in
             try PendingSession(encoded: bytes)
         }
     }

@@ -23,11 +23,14 @@ public enum ProtocolWire {
     /// Decodes a round-1 broadcast from `sender`.
     /// - Throws: `malformedInput` for the wrong shape; `invalidPoint` for a commitment that is not a
     ///   §1 point; `dkgProofFailed` naming the sender for a proof that does not parse.
-    public static func decodeRound1(_ value: JSONValue, sender: Int, curve: Curve) throws(ShareRecoveryError) -> DKGRound1Message {
+    public static func decodeRound1(_ value: JSONValue, sender: Int, curve: Curve) throws(ShareRecoveryError)
+        -> DKGRound1Message
+    {
         let fields = try StrictObject(value, required: ["commitments", "proof"], failure: .malformedInput)
         let commitments = try SessionWire.decodePoints(try fields.value("commitments"), curve: curve)
         let proofFields = try StrictObject(try fields.value("proof"), required: ["R", "mu"], failure: .malformedInput)
-        let proofBytes = try proofFields.hex("R", count: curve.pointCount) + proofFields.hex("mu", count: Curve.scalarCount)
+        let proofBytes =
+            try proofFields.hex("R", count: curve.pointCount) + proofFields.hex("mu", count: Curve.scalarCount)
         let proof = try mappingCryptoErrors { try DKGProof(rawRepresentation: proofBytes, curve: curve, party: sender) }
         return DKGRound1Message(sender: sender, commitments: commitments, proof: proof)
     }
@@ -41,10 +44,14 @@ public enum ProtocolWire {
 
     /// Decodes a nonce commitment sent by `party`.
     /// - Throws: `malformedInput` for the wrong shape; `invalidPoint` naming the party for a bad point.
-    public static func decodeCommitment(_ value: JSONValue, party: Int, curve: Curve) throws(ShareRecoveryError) -> FrostNonceCommitment {
+    public static func decodeCommitment(_ value: JSONValue, party: Int, curve: Curve) throws(ShareRecoveryError)
+        -> FrostNonceCommitment
+    {
         let fields = try StrictObject(value, required: ["hiding", "binding"], failure: .malformedInput)
         let bytes = try fields.hex("hiding", count: curve.pointCount) + fields.hex("binding", count: curve.pointCount)
-        return try mappingCryptoErrors { try FrostNonceCommitment(rawRepresentation: bytes, curve: curve, party: party) }
+        return try mappingCryptoErrors {
+            try FrostNonceCommitment(rawRepresentation: bytes, curve: curve, party: party)
+        }
     }
 
     /// A signature share: 32-byte hex.
@@ -54,9 +61,12 @@ public enum ProtocolWire {
 
     /// Decodes `party`'s signature share.
     /// - Throws: `invalidSignatureShare` naming the party for anything but a scalar below the order.
-    public static func decodeSignatureShare(_ value: JSONValue, party: Int, curve: Curve) throws(ShareRecoveryError) -> Scalar {
+    public static func decodeSignatureShare(_ value: JSONValue, party: Int, curve: Curve) throws(ShareRecoveryError)
+        -> Scalar
+    {
         guard case .string(let text) = value, let bytes = Hex.decode(text) else {
-            throw ShareRecoveryError(.invalidSignatureShare, "party \(party)'s signature share is not hex", party: party)
+            throw ShareRecoveryError(
+                .invalidSignatureShare, "party \(party)'s signature share is not hex", party: party)
         }
         return try mappingCryptoErrors { try FrostSignatureShare.parse(bytes, curve: curve, party: party) }
     }

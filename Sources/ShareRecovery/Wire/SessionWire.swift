@@ -21,7 +21,8 @@ public enum SessionWire {
     /// - Throws: ``ShareRecoveryError`` (`malformedInput` for shape, then the plan's own checks).
     public static func decodePlan(_ value: JSONValue) throws(ShareRecoveryError) -> ResharingPlan {
         let object = try StrictObject(
-            value, required: ["oldSet", "dealers", "newThreshold", "newParties", "newKind", "newGeneration", "newSetId"],
+            value,
+            required: ["oldSet", "dealers", "newThreshold", "newParties", "newKind", "newGeneration", "newSetId"],
             failure: .malformedInput)
         let oldSet = try ShareRecord(jsonValue: try member(value, "oldSet"))
         let dealers = try object.array("dealers").map { (element) throws(ShareRecoveryError) -> Int in
@@ -44,7 +45,8 @@ public enum SessionWire {
             newThreshold: Int(try object.integer("newThreshold", maximum: 255, rangeFailure: .invalidParameters)),
             newParties: Int(try object.integer("newParties", maximum: 255, rangeFailure: .invalidParameters)),
             newKind: kind,
-            newGeneration: UInt32(try object.integer("newGeneration", maximum: UInt64(UInt32.max), rangeFailure: .invalidParameters)),
+            newGeneration: UInt32(
+                try object.integer("newGeneration", maximum: UInt64(UInt32.max), rangeFailure: .invalidParameters)),
             newSetId: setId)
     }
 
@@ -76,10 +78,12 @@ public enum SessionWire {
     public static func decodeDealing(_ value: JSONValue, curve: Curve, openingWith keyPair: SealingKeyPair)
         throws(ShareRecoveryError) -> Dealing
     {
-        let object = try StrictObject(value, required: ["dealerIndex", "commitments", "sealedSubShares"], failure: .malformedInput)
+        let object = try StrictObject(
+            value, required: ["dealerIndex", "commitments", "sealedSubShares"], failure: .malformedInput)
         let dealer = Int(try object.integer("dealerIndex", maximum: 255, rangeFailure: .invalidParameters))
         let commitments = try object.stringArray("commitments").map { (text) throws(ShareRecoveryError) -> Point in
-            let bytes = try StrictObject.hex(text, count: curve.pointCount, field: "commitments", failure: .malformedInput)
+            let bytes = try StrictObject.hex(
+                text, count: curve.pointCount, field: "commitments", failure: .malformedInput)
             return try mappingCryptoErrors { try Point(rawRepresentation: bytes, curve: curve) }
         }
         guard commitments.count <= 255, case .object(let sealed) = try member(value, "sealedSubShares") else {
@@ -87,7 +91,8 @@ public enum SessionWire {
         }
         var subShares: [Int: Scalar] = [:]
         for (party, box) in sealed {
-            guard let index = Int(party), (1...255).contains(index), String(index) == party, case .string(let text) = box,
+            guard let index = Int(party), (1...255).contains(index), String(index) == party,
+                case .string(let text) = box,
                 let bytes = Base64.decode(text)
             else {
                 throw ShareRecoveryError(.malformedInput, "sealedSubShares maps party indices to base64")
@@ -96,7 +101,8 @@ public enum SessionWire {
             do {
                 subShares[index] = try Scalar(secure: opened, curve: curve)
             } catch {
-                throw ShareRecoveryError(.subShareCheckFailed, "dealer \(dealer)'s sub-share for party \(index) is not a scalar")
+                throw ShareRecoveryError(
+                    .subShareCheckFailed, "dealer \(dealer)'s sub-share for party \(index) is not a scalar")
             }
         }
         return Dealing(dealerIndex: dealer, commitments: commitments, subShares: subShares)
@@ -111,7 +117,9 @@ public enum SessionWire {
             throw ShareRecoveryError(.malformedInput, "expected an array of points")
         }
         return try elements.map { (element) throws(ShareRecoveryError) -> Point in
-            guard case .string(let text) = element else { throw ShareRecoveryError(.malformedInput, "points are hex strings") }
+            guard case .string(let text) = element else {
+                throw ShareRecoveryError(.malformedInput, "points are hex strings")
+            }
             let bytes = try StrictObject.hex(text, count: curve.pointCount, field: "points", failure: .malformedInput)
             return try mappingCryptoErrors { try Point(rawRepresentation: bytes, curve: curve) }
         }

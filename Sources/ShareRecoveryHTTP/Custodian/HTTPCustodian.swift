@@ -82,7 +82,8 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
                 try SessionWire.decodeDealing(value, curve: plan.oldSet.curve, openingWith: sessionKey)
             }
             await sessions.insert(
-                Session(purpose: purpose, sessionKey: sessionKey, custodianKey: custodianKey, plan: plan), id: sessionId)
+                Session(purpose: purpose, sessionKey: sessionKey, custodianKey: custodianKey, plan: plan), id: sessionId
+            )
             return ResharingSessionOffer(sessionId: sessionId, plan: plan, custodianDealings: dealings)
         } catch {
             // The server holds a session we cannot use; let it go.
@@ -176,7 +177,9 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
         }
     }
 
-    private func send(_ method: HTTPCall.Method, _ path: String, operation: String, purpose: TokenPurpose, body: [UInt8]?)
+    private func send(
+        _ method: HTTPCall.Method, _ path: String, operation: String, purpose: TokenPurpose, body: [UInt8]?
+    )
         async throws -> HTTPReply
     {
         var call = HTTPCall(method: method, url: baseURL + path, operation: operation, body: body)

@@ -30,7 +30,8 @@ public struct HTTPCipherTextSource: CipherTextSource, CustomStringConvertible {
     /// - Throws: `ShareRecoveryError` as listed on the type.
     public func fetchCipherText(userId: String, method: BackupMethod) async throws -> String {
         let call = try await api.call(
-            .get, url: try api.backupShareURL(userId: userId, method: method), operation: IntegratorAPI.backupShareOperation,
+            .get, url: try api.backupShareURL(userId: userId, method: method),
+            operation: IntegratorAPI.backupShareOperation,
             purpose: .recover, tokenProvider: tokenProvider)
         let reply = try await api.transport.send(call)
         let fields = try JSONBody.object(reply, required: ["cipherText"], operation: call.operation)

@@ -30,7 +30,8 @@ public struct HTTPCipherTextStore: CipherTextStore, CustomStringConvertible {
     ///   arrives as the server's code, e.g. `malformedCipherText`) or ``TransportError``.
     public func storeCipherText(_ cipherText: String, userId: String, method: BackupMethod) async throws {
         let call = try await api.call(
-            .put, url: try api.backupShareURL(userId: userId, method: method), operation: IntegratorAPI.backupShareOperation,
+            .put, url: try api.backupShareURL(userId: userId, method: method),
+            operation: IntegratorAPI.backupShareOperation,
             purpose: .addOrUpdateRecovery, tokenProvider: tokenProvider,
             body: JSONBody.encode([("cipherText", .string(cipherText))]))
         _ = try await api.transport.send(call)

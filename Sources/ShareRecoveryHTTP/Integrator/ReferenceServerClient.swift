@@ -45,7 +45,8 @@ public struct ReferenceServerClient: Sendable {
             userId: userId,
             custodian: HTTPCustodian(
                 baseURL: base, tokenProvider: tokens,
-                transport: HTTPTransport(configuration: custodianLimits, client: transport.client, logger: transport.logger)),
+                transport: HTTPTransport(
+                    configuration: custodianLimits, client: transport.client, logger: transport.logger)),
             shareStore: store,
             cipherTextSource: HTTPCipherTextSource(baseURL: base, tokenProvider: tokens, transport: transport),
             cipherTextStore: HTTPCipherTextStore(baseURL: base, tokenProvider: tokens, transport: transport),
@@ -57,7 +58,8 @@ public struct ReferenceServerClient: Sendable {
 
     /// Seals a signing share to the server's custodian key and registers it for the client
     /// (`POST /custodian/wallets`, an integrator call authenticated by the webhook secret).
-    public func registerCustodianShare(_ share: ShareRecord, clientId: String, webhookSecret: SecureBytes) async throws {
+    public func registerCustodianShare(_ share: ShareRecord, clientId: String, webhookSecret: SecureBytes) async throws
+    {
         let key = try await request(.get, "/custodian/key", body: nil)
         guard case .string(let hex)? = key["publicKey"], let publicKey = Hex.decode(hex), publicKey.count == 32 else {
             throw ShareRecoveryError(.malformedInput, "the server sent no usable custodian key")
@@ -105,7 +107,9 @@ public struct ReferenceServerClient: Sendable {
             method: method, url: base + path, operation: "\(method.rawValue) \(operation ?? path)",
             body: body.map { Array(JSONWriter.write($0).utf8) })
         call.quotesServerMessage = false
-        if let webhookSecret { call.headers.append(try Credentials.webhookSecret(webhookSecret, operation: call.operation)) }
+        if let webhookSecret {
+            call.headers.append(try Credentials.webhookSecret(webhookSecret, operation: call.operation))
+        }
         let reply = try await transport.send(call)
         if reply.body.isEmpty { return .null }
         do {

@@ -61,7 +61,8 @@ enum Credentials {
     static func webhookSecret(_ secret: SecureBytes, operation: String) throws(ShareRecoveryError) -> HTTPCall.Header {
         let bytes = secret.revealedBytes()
         guard isHeaderSafe(bytes) else {
-            throw ShareRecoveryError(.invalidParameters, "\(operation): the webhook secret is empty or not visible ASCII")
+            throw ShareRecoveryError(
+                .invalidParameters, "\(operation): the webhook secret is empty or not visible ASCII")
         }
         return HTTPCall.Header(name: "X-Webhook-Secret", value: String(decoding: bytes, as: UTF8.self), isSecret: true)
     }

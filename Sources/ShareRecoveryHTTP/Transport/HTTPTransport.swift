@@ -145,7 +145,9 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
                         attributes["error.type"] =
                             (error as? TransportError)?.codeName ?? (error as? ShareRecoveryError)?.codeName
                             ?? "\(type(of: error))"
-                        if let status = (error as? TransportError)?.status { attributes["http.response.status_code"] = status }
+                        if let status = (error as? TransportError)?.status {
+                            attributes["http.response.status_code"] = status
+                        }
                     }
                 }
                 throw error
@@ -157,7 +159,9 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
     private func send(_ call: HTTPCall, span: any Span) async throws -> HTTPReply {
         var call = call
         let operation = OperationContext.current
-        call.headers.append(.init(name: "X-Request-Id", value: operation?.requestId ?? OperationContext.newRequestId(), isSecret: false))
+        call.headers.append(
+            .init(name: "X-Request-Id", value: operation?.requestId ?? OperationContext.newRequestId(), isSecret: false)
+        )
         if call.method != .get, call.sendsIdempotencyKey {
             // One key for the call, the same on every retry: the server applies the call once.
             call.headers.append(.init(name: "Idempotency-Key", value: OperationContext.newRequestId(), isSecret: false))
@@ -178,10 +182,12 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
                 logger.debug("reply", metadata: call.metadata(attempt: attempt, status: reply.status))
                 switch reply.status {
                 case 200..<300: return reply
-                case 404: throw ServerErrorMapping.notFound(call.operation, reply, quotingMessage: call.quotesServerMessage)
+                case 404:
+                    throw ServerErrorMapping.notFound(call.operation, reply, quotingMessage: call.quotesServerMessage)
                 case 409 where ServerErrorMapping.serverCode(reply) == Self.requestInProgress:
                     failure = "HTTP 409 (\(Self.requestInProgress))"
-                case 400..<500: throw ServerErrorMapping.rejected(call.operation, reply, quotingMessage: call.quotesServerMessage)
+                case 400..<500:
+                    throw ServerErrorMapping.rejected(call.operation, reply, quotingMessage: call.quotesServerMessage)
                 case 502, 503, 504:
                     failureStatus = reply.status
                     failure = "HTTP \(reply.status)\(ServerErrorMapping.serverCode(reply).map { " (\($0))" } ?? "")"
@@ -192,7 +198,8 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
                         status: reply.status, serverCode: ServerErrorMapping.serverCode(reply))
                 default:
                     throw TransportError(
-                        .requestRejected, "\(call.operation): unexpected HTTP status \(reply.status)", status: reply.status)
+                        .requestRejected, "\(call.operation): unexpected HTTP status \(reply.status)",
+                        status: reply.status)
                 }
             case .retryable(let reason):
                 logger.debug("connection failure", metadata: call.metadata(attempt: attempt, status: nil))
@@ -207,7 +214,8 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
             }
             guard attempt < attempts else {
                 throw TransportError(
-                    .unavailable, "\(call.operation) failed after \(attempts) attempts: \(failure)", status: failureStatus)
+                    .unavailable, "\(call.operation) failed after \(attempts) attempts: \(failure)",
+                    status: failureStatus)
             }
             let delay = backoff(beforeAttempt: attempt + 1)
             guard clock.now.advanced(by: delay) < deadline else {

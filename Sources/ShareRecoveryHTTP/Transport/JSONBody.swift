@@ -26,6 +26,7 @@ enum JSONBody {
         } catch {
             throw ShareRecoveryError(.malformedInput, "\(operation): the response is not JSON (\(error))")
         }
-        return try StrictObject(value, required: required, optional: optional, failure: .malformedInput, context: "\(operation): ")
+        return try StrictObject(
+            value, required: required, optional: optional, failure: .malformedInput, context: "\(operation): ")
     }
 }

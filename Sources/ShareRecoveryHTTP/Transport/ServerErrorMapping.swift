@@ -34,7 +34,11 @@ enum ServerErrorMapping {
         var message: String?
         if case .string(let text)? = error["code"],
             (1...64).contains(text.utf8.count),
-            text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "_-.".unicodeScalars.contains($0)) })
+            text.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || $0.properties.numericType != nil
+                        || "_-.".unicodeScalars.contains($0))
+            })
         {
             code = text
         }
@@ -50,7 +54,9 @@ enum ServerErrorMapping {
     /// A 404: `notFound`, or a shared code the server named (the server answers `noMatchingShare` with a 404).
     static func notFound(_ operation: String, _ reply: HTTPReply, quotingMessage: Bool = true) -> ShareRecoveryError {
         let code = serverError(reply).code.flatMap(ShareRecoveryError.Code.init(name:))
-        return ShareRecoveryError(code.flatMap { sharedCodes.contains($0) ? $0 : nil } ?? .notFound, "\(operation): \(summary(reply, quotingMessage: quotingMessage))")
+        return ShareRecoveryError(
+            code.flatMap { sharedCodes.contains($0) ? $0 : nil } ?? .notFound,
+            "\(operation): \(summary(reply, quotingMessage: quotingMessage))")
     }
 
     /// Any other 4xx: a shared check's `ShareRecoveryError` (never on a 401/403), the API's refusal
@@ -62,12 +68,14 @@ enum ServerErrorMapping {
         let summary = summary(reply, quotingMessage: quotingMessage)
         let serverCode = serverError(reply).code
         let credentials = reply.status == 401 || reply.status == 403
-        if !credentials, let code = serverCode.flatMap(ShareRecoveryError.Code.init(name:)), sharedCodes.contains(code) {
+        if !credentials, let code = serverCode.flatMap(ShareRecoveryError.Code.init(name:)), sharedCodes.contains(code)
+        {
             return ShareRecoveryError(code, "\(operation): \(summary)")
         }
         let allowed = credentials ? credentialCodes : apiCodes
         let code = serverCode.flatMap(TransportError.Code.init(rawValue:)).flatMap { allowed.contains($0) ? $0 : nil }
-        return TransportError(code ?? .requestRejected, "\(operation): \(summary)", status: reply.status, serverCode: serverCode)
+        return TransportError(
+            code ?? .requestRejected, "\(operation): \(summary)", status: reply.status, serverCode: serverCode)
     }
 
     /// `HTTP 400, server code "x": message`.
@@ -81,7 +89,8 @@ enum ServerErrorMapping {
 
     /// At most 200 characters, no control characters: a server message is text for people, nothing more.
     private static func sanitized(_ text: String) -> String {
-        let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        let cleaned = String(
+            String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
         return cleaned.count > 200 ? String(cleaned.prefix(200)) + "…" : cleaned
     }
 }

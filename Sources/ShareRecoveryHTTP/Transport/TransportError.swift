@@ -85,10 +85,13 @@ extension TransportError: ActionableError {
         case .unavailable, .timedOut: "The server could not be reached; check the connection and try again."
         case .requestInProgress: "The server is still finishing this request; try again in a moment."
         case .rateLimited: "Too many attempts; wait a few minutes, then try again."
-        case .unauthorized, .forbidden, .flowEnded, .wrongCode: "Verify your identity again (a new one-time code), then retry."
+        case .unauthorized, .forbidden, .flowEnded, .wrongCode:
+            "Verify your identity again (a new one-time code), then retry."
         case .conflict: "The request does not fit the account's current state; reload and try again."
-        case .deviceLimitReached: "The wallet has as many devices as the server allows; remove one (`device remove`), then add the new one."
-        case .payloadTooLarge, .methodNotAllowed, .requestRejected, .tokenProviderFailed, .idempotencyKeyReused: "The server refused the request; report this with the request id."
+        case .deviceLimitReached:
+            "The wallet has as many devices as the server allows; remove one (`device remove`), then add the new one."
+        case .payloadTooLarge, .methodNotAllowed, .requestRejected, .tokenProviderFailed, .idempotencyKeyReused:
+            "The server refused the request; report this with the request id."
         }
     }
 }

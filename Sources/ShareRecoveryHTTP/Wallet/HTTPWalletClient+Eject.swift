@@ -22,19 +22,24 @@ extension HTTPWalletClient {
     ///   the server answered for another wallet or set; `unsealFailed` or `invalidShare` (party 2)
     ///   when its share does not open or does not match its public share; `TransportError`
     ///   `forbidden` for a token of another purpose, `conflict` for a share of an older set.
-    public func eject(share: ShareRecord, clientId: String, using random: some RandomSource = SystemRandom()) async throws
+    public func eject(share: ShareRecord, clientId: String, using random: some RandomSource = SystemRandom())
+        async throws
         -> EjectedKey
     {
-        guard share.partyIndex == 1, share.parties == 2, share.threshold == 2, share.kind == .signing, share.secret != nil else {
+        guard share.partyIndex == 1, share.parties == 2, share.threshold == 2, share.kind == .signing,
+            share.secret != nil
+        else {
             throw ShareRecoveryError(
-                .invalidParameters, "eject with the server needs the device's signing share (party 1, with its secret) of a 2-of-2 wallet")
+                .invalidParameters,
+                "eject with the server needs the device's signing share (party 1, with its secret) of a 2-of-2 wallet")
         }
         let sessionKey = SealingKeyPair(using: random)
         let operation = "POST /wallets/eject"
         let reply = try await send(
             "/wallets/eject", operation: operation,
             body: JSONBody.encode([
-                ("clientId", .string(clientId)), ("walletId", .string(share.walletId)), ("setId", .string(share.setId.hex)),
+                ("clientId", .string(clientId)), ("walletId", .string(share.walletId)),
+                ("setId", .string(share.setId.hex)),
                 ("clientKey", .string(Hex.encode(sessionKey.publicKey))),
             ]), purpose: .eject)
         let fields = try JSONBody.object(
@@ -42,9 +47,11 @@ extension HTTPWalletClient {
             operation: operation)
         guard try fields.string("walletId") == share.walletId, try fields.string("curve") == share.curve.name,
             try fields.string("publicKey") == share.publicKey.hex, try fields.string("setId") == share.setId.hex,
-            try fields.value("generation") == .number(String(share.generation)), try fields.value("partyIndex") == .number("2")
+            try fields.value("generation") == .number(String(share.generation)),
+            try fields.value("partyIndex") == .number("2")
         else {
-            throw ShareRecoveryError(.publicKeyMismatch, "\(operation): the server answered for another wallet, set or party", party: 2)
+            throw ShareRecoveryError(
+                .publicKeyMismatch, "\(operation): the server answered for another wallet, set or party", party: 2)
         }
         guard let sealed = Base64.decode(try fields.string("sealedShare")) else {
             throw ShareRecoveryError(.malformedInput, "\(operation): sealedShare is not base64")
@@ -54,7 +61,8 @@ extension HTTPWalletClient {
             do {
                 opened = try SealedBox.open(sealed, with: sessionKey)
             } catch {
-                throw ShareRecoveryError(.unsealFailed, "\(operation): the custodian's share is not sealed to this call's key", party: 2)
+                throw ShareRecoveryError(
+                    .unsealFailed, "\(operation): the custodian's share is not sealed to this call's key", party: 2)
             }
             return try Scalar(secret: opened, curve: share.curve)
         }
@@ -62,10 +70,13 @@ extension HTTPWalletClient {
         let custodian: ShareRecord
         do {
             custodian = try ShareRecord(
-                walletId: share.walletId, curve: share.curve, kind: share.kind, threshold: share.threshold, parties: share.parties,
-                partyIndex: 2, generation: share.generation, setId: share.setId, secret: secret, commitments: share.commitments)
+                walletId: share.walletId, curve: share.curve, kind: share.kind, threshold: share.threshold,
+                parties: share.parties,
+                partyIndex: 2, generation: share.generation, setId: share.setId, secret: secret,
+                commitments: share.commitments)
         } catch {
-            throw ShareRecoveryError(.invalidShare, "\(operation): the custodian's share does not match its public share", party: 2)
+            throw ShareRecoveryError(
+                .invalidShare, "\(operation): the custodian's share does not match its public share", party: 2)
         }
         return try KeyEjection.rebuildKeyForEject([share, custodian])
     }

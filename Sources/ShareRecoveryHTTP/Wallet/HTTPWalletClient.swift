@@ -34,19 +34,25 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
     /// - Throws: `ShareRecoveryError`: `dkgProofFailed` or `subShareCheckFailed` (party 2) when the
     ///   server's messages do not verify; `publicKeyMismatch` when it combined another key; `conflict`
     ///   when the user already has a wallet; the transport's errors.
-    public func createWallet(clientId: String, walletId: String, curve: Curve, using random: some RandomSource = SystemRandom())
+    public func createWallet(
+        clientId: String, walletId: String, curve: Curve, using random: some RandomSource = SystemRandom()
+    )
         async throws -> ShareRecord
     {
         let parameters = try DKGParameters(curve: curve, walletId: walletId, threshold: 2, parties: 2)
         let party = try DKGParty(parameters: parameters, partyIndex: 1, using: random)
         let sessionKey = SealingKeyPair(using: random)
         var operation = "POST /wallets/dkg"
-        var reply = try await send("/wallets/dkg", operation: operation, body: JSONBody.encode([
-            ("clientId", .string(clientId)), ("walletId", .string(walletId)), ("curve", .string(curve.name)),
-            ("threshold", .number("2")), ("parties", .number("2")), ("round1", ProtocolWire.encode(party.round1Message)),
-            ("clientKey", .string(Hex.encode(sessionKey.publicKey))),
-        ]))
-        var fields = try JSONBody.object(reply, required: ["sessionId", "round1", "sealedSubShare", "custodianKey"], operation: operation)
+        var reply = try await send(
+            "/wallets/dkg", operation: operation,
+            body: JSONBody.encode([
+                ("clientId", .string(clientId)), ("walletId", .string(walletId)), ("curve", .string(curve.name)),
+                ("threshold", .number("2")), ("parties", .number("2")),
+                ("round1", ProtocolWire.encode(party.round1Message)),
+                ("clientKey", .string(Hex.encode(sessionKey.publicKey))),
+            ]))
+        var fields = try JSONBody.object(
+            reply, required: ["sessionId", "round1", "sealedSubShare", "custodianKey"], operation: operation)
         let sessionId = try URLText.segment(try fields.string("sessionId"), field: "sessionId")
         let broadcast = try ProtocolWire.decodeRound1(try fields.value("round1"), sender: 2, curve: curve)
         let (state, outgoing) = try party.receive(round1: [broadcast])
@@ -59,20 +65,25 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
             do {
                 opened = try SealedBox.open(sealed, with: sessionKey)
             } catch {
-                throw ShareRecoveryError(.unsealFailed, "\(operation): the server's sub-share is not sealed to this device", party: 2)
+                throw ShareRecoveryError(
+                    .unsealFailed, "\(operation): the server's sub-share is not sealed to this device", party: 2)
             }
             return try Scalar(secure: opened, curve: curve)
         }
         let share = try state.finish(round2: [DKGRound2Message(sender: 2, receiver: 1, subShare: subShare)])
 
         operation = "POST /wallets/dkg/{id}/finish"
-        let ownSealed = try mappingCryptoErrors { try SealedBox.seal(outgoing[0].subShare.rawRepresentation, to: custodianKey, using: random) }
+        let ownSealed = try mappingCryptoErrors {
+            try SealedBox.seal(outgoing[0].subShare.rawRepresentation, to: custodianKey, using: random)
+        }
         reply = try await send(
             "/wallets/dkg/\(sessionId)/finish", operation: operation,
             body: JSONBody.encode([("sealedSubShare", .string(Base64.encode(ownSealed)))]))
         fields = try JSONBody.object(reply, required: ["publicKey", "setId", "generation"], operation: operation)
-        guard try fields.string("publicKey") == share.publicKey.hex, try fields.string("setId") == share.setId.hex else {
-            throw ShareRecoveryError(.publicKeyMismatch, "the server combined another wallet key or set; discard this wallet", party: 2)
+        guard try fields.string("publicKey") == share.publicKey.hex, try fields.string("setId") == share.setId.hex
+        else {
+            throw ShareRecoveryError(
+                .publicKeyMismatch, "the server combined another wallet key or set; discard this wallet", party: 2)
         }
         return share
     }
@@ -97,7 +108,8 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
         let mode = mode ?? .default(for: share.curve)
         let signer = try SigningParty(share: share, mode: mode)
         guard share.partyIndex == 1, share.parties == 2 else {
-            throw ShareRecoveryError(.invalidParameters, "signing with the server needs the device's share (party 1) of a 2-of-2 wallet")
+            throw ShareRecoveryError(
+                .invalidParameters, "signing with the server needs the device's share (party 1) of a 2-of-2 wallet")
         }
         // Refused here, before the server is asked: tweaks need mode bip340 on secp256k1.
         try tweaks.check(mode: mode, curve: share.curve)
@@ -105,23 +117,30 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
             ("clientId", .string(clientId)), ("walletId", .string(share.walletId)), ("mode", .string(mode.rawValue)),
             ("setId", .string(share.setId.hex)),
         ]
-        if !tweaks.isEmpty { opening += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))] }
+        if !tweaks.isEmpty {
+            opening += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))]
+        }
         var operation = "POST /wallets/signing-sessions"
         var reply = try await send("/wallets/signing-sessions", operation: operation, body: JSONBody.encode(opening))
         var fields = try JSONBody.object(reply, required: ["sessionId", "commitment"], operation: operation)
         let sessionId = try URLText.segment(try fields.string("sessionId"), field: "sessionId")
-        let custodianCommitment = try ProtocolWire.decodeCommitment(try fields.value("commitment"), party: 2, curve: share.curve)
+        let custodianCommitment = try ProtocolWire.decodeCommitment(
+            try fields.value("commitment"), party: 2, curve: share.curve)
         let nonce = try signer.commit(message: message, tweaks: tweaks, using: random)
         let package = try SigningPackage(
-            signingSet: share, message: message, mode: mode, commitments: [1: nonce.commitment, 2: custodianCommitment],
+            signingSet: share, message: message, mode: mode,
+            commitments: [1: nonce.commitment, 2: custodianCommitment],
             tweaks: tweaks)
 
         operation = "POST /wallets/signing-sessions/{id}/sign"
         reply = try await send(
             "/wallets/signing-sessions/\(sessionId)/sign", operation: operation,
-            body: JSONBody.encode([("message", .string(Base64.encode(message))), ("commitment", ProtocolWire.encode(nonce.commitment))]))
+            body: JSONBody.encode([
+                ("message", .string(Base64.encode(message))), ("commitment", ProtocolWire.encode(nonce.commitment)),
+            ]))
         fields = try JSONBody.object(reply, required: ["signatureShare"], operation: operation)
-        let custodianShare = try ProtocolWire.decodeSignatureShare(try fields.value("signatureShare"), party: 2, curve: share.curve)
+        let custodianShare = try ProtocolWire.decodeSignatureShare(
+            try fields.value("signatureShare"), party: 2, curve: share.curve)
         let own = try signer.sign(nonce: nonce, package: package)
         return (package, try package.aggregate(signatureShares: [1: own, 2: custodianShare]))
     }
@@ -132,7 +151,8 @@ public struct HTTPWalletClient: Sendable, CustomStringConvertible {
     /// One call with a token of `purpose` (`sign` for the wallet's own calls; the device calls of
     /// HTTPWalletClient+Devices.swift take theirs).
     func send(
-        _ path: String, operation: String, body: [UInt8]?, method: HTTPCall.Method = .post, purpose: TokenPurpose = .sign
+        _ path: String, operation: String, body: [UInt8]?, method: HTTPCall.Method = .post,
+        purpose: TokenPurpose = .sign
     ) async throws -> HTTPReply {
         var call = HTTPCall(method: method, url: baseURL + path, operation: operation, body: body)
         call.headers.append(try await Credentials.bearer(tokenProvider, purpose, operation: operation))

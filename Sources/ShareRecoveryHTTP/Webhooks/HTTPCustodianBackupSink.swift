@@ -33,7 +33,8 @@ public struct HTTPCustodianBackupSink: CustodianBackupSink, CustomStringConverti
     ///   - method: The backup method (sent as its `BackupMethod.apiName`).
     /// - Throws: `ShareRecoveryError`.
     public func deleteBackupShares(clientId: String, method: BackupMethod) async throws {
-        _ = try await api.post("/backup/delete", [("clientId", .string(clientId)), ("backupMethod", .string(method.apiName))])
+        _ = try await api.post(
+            "/backup/delete", [("clientId", .string(clientId)), ("backupMethod", .string(method.apiName))])
     }
 
     /// The base URL (credentials redacted); never the webhook secret.

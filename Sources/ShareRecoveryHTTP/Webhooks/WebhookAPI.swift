@@ -11,7 +11,9 @@ struct WebhookAPI: Sendable {
     /// POSTs a JSON body to `{webhookBase}{path}`.
     /// - Parameter reads: The call only reads (it changes nothing a repeat could apply twice), so it
     ///   goes without an `Idempotency-Key`.
-    func post(_ path: String, _ members: [(key: String, value: JSONValue)], reads: Bool = false) async throws -> (HTTPReply, String) {
+    func post(_ path: String, _ members: [(key: String, value: JSONValue)], reads: Bool = false) async throws -> (
+        HTTPReply, String
+    ) {
         let operation = "POST {webhookBase}\(path)"
         var call = HTTPCall(method: .post, url: baseURL + path, operation: operation, body: JSONBody.encode(members))
         call.sendsIdempotencyKey = !reads

@@ -47,7 +47,9 @@ package enum AuditChain {
     static func encoding(at: Int64, account: String, event: String, requestId: String, detail: String) -> [UInt8] {
         var bytes = magic
         let time = UInt64(bitPattern: at)
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: time >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: time >> UInt64(shift)))
+        }
         for text in [account, event, requestId, detail] {
             let utf8 = Array(text.utf8)
             let count = UInt32(utf8.count)
@@ -61,7 +63,9 @@ package enum AuditChain {
     static func hash(previous: [UInt8], at: Int64, account: String, event: String, requestId: String, detail: String)
         -> [UInt8]
     {
-        link(previous: previous, encoding: encoding(at: at, account: account, event: event, requestId: requestId, detail: detail))
+        link(
+            previous: previous,
+            encoding: encoding(at: at, account: account, event: event, requestId: requestId, detail: detail))
     }
 
     /// The hash of a row from its previous hash and its ``encoding(at:account:event:requestId:detail:)``

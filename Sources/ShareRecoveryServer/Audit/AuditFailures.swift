@@ -20,7 +20,9 @@ extension ServerState {
             } catch let auditError {
                 logger.error(
                     "audit row not recorded",
-                    metadata: ["event": "\(event.kind.rawValue)", "requestId": "\(event.requestId)", "error": "\(auditError)"])
+                    metadata: [
+                        "event": "\(event.kind.rawValue)", "requestId": "\(event.requestId)", "error": "\(auditError)",
+                    ])
             }
             throw error
         }

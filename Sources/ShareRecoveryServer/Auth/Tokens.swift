@@ -55,7 +55,8 @@ struct TokenAuthority: Sendable {
             throw invalid
         }
         // The tag is ours, so the payload is too; still parse it strictly.
-        guard let payload = try? StrictJSON.parse(payloadBytes), case .object(let members) = payload, members.count == 4,
+        guard let payload = try? StrictJSON.parse(payloadBytes), case .object(let members) = payload,
+            members.count == 4,
             case .string(let id)? = payload["tid"],
             case .string(let userId)? = payload["sub"],
             case .string(let purposeName)? = payload["pur"],

@@ -1,4 +1,3 @@
-
 /// A parsed `postgres://user:password@host:port/database?sslmode=…&schema=…` URL.
 package struct PostgresLocation: Sendable, Equatable {
     package var host: String
@@ -15,7 +14,8 @@ package struct PostgresLocation: Sendable, Equatable {
     /// - Throws: ``ServerStartError/Code/invalidConfiguration`` naming the part that is wrong (never the password).
     package init(url: String) throws(ServerStartError) {
         func fail(_ why: String) -> ServerStartError {
-            ServerStartError(.invalidConfiguration, "PostgreSQL URL: \(why) (expected postgres://user:password@host:port/database)")
+            ServerStartError(
+                .invalidConfiguration, "PostgreSQL URL: \(why) (expected postgres://user:password@host:port/database)")
         }
         var rest: Substring
         if url.hasPrefix("postgres://") {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 import ShareCrypto
 import ShareRecovery
@@ -29,7 +29,8 @@ enum SecretLoading {
             key = try decodeHex(try trimmed(try generatedFile(path)), what: "the master key file \(path)")
         }
         guard key.count == 32 else {
-            throw ServerStartError(.invalidConfiguration, "the master key must be 32 bytes (64 hex digits), got \(key.count)")
+            throw ServerStartError(
+                .invalidConfiguration, "the master key must be 32 bytes (64 hex digits), got \(key.count)")
         }
         return key
     }
@@ -102,7 +103,8 @@ enum SecretLoading {
         let temporary = "\(path).tmp-\(Hex.encode(SystemRandom().bytes(count: 8)))"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw ServerStartError(.invalidConfiguration, "cannot create \(temporary): \(String(cString: strerror(errno)))")
+            throw ServerStartError(
+                .invalidConfiguration, "cannot create \(temporary): \(String(cString: strerror(errno)))")
         }
         let line = SecureBytes.concatenating([Hex.encodeSecret(random), SecureBytes(copying: [UInt8(ascii: "\n")])])
         let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -116,7 +118,8 @@ enum SecretLoading {
         let linkError = errno
         unlink(temporary)
         guard linked == 0 || linkError == EEXIST else {
-            throw ServerStartError(.invalidConfiguration, "cannot create \(path): \(String(cString: strerror(linkError)))")
+            throw ServerStartError(
+                .invalidConfiguration, "cannot create \(path): \(String(cString: strerror(linkError)))")
         }
         return try readFile(path)
     }

@@ -76,8 +76,11 @@ struct CustodianSessions: Sendable {
     ) async throws -> JSONValue {
         let own = try await signingShares(clientId: clientId)
         var candidates: [String] = []
-        if purpose == .recovery { candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase) }
-        let request = ResharingSessionRequest(clientId: clientId, purpose: purpose.request(method), clientShare: clientShare)
+        if purpose == .recovery {
+            candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase)
+        }
+        let request = ResharingSessionRequest(
+            clientId: clientId, purpose: purpose.request(method), clientShare: clientShare)
         let opened = try checkingClientInput {
             try ResharingCustodian.open(
                 request: request, signingShares: own, candidates: candidates, custodianKey: state.custodianKey)
@@ -86,7 +89,9 @@ struct CustodianSessions: Sendable {
         let sessionKey = SealingKeyPair()
         // The client receives only its own sub-share of each custodian dealing, sealed to its session key.
         let offered = try checkingClientInput {
-            try opened.offeredDealings.map { try SessionWire.encode($0, sealingTo: [plan.oldSet.partyIndex: clientKey]) }
+            try opened.offeredDealings.map {
+                try SessionWire.encode($0, sealingTo: [plan.oldSet.partyIndex: clientKey])
+            }
         }
         let sealedSecrets = try state.sealer.seal(
             SecureBytes.concatenating([sessionKey.secretKey, opened.serialized()]), table: "protocol_sessions",
@@ -126,12 +131,16 @@ struct CustodianSessions: Sendable {
 
     private func finish(_ session: SessionRecord, clientDealing: JSONValue) async throws -> JSONValue {
         guard session.state == .open else { throw APIError.conflict("the session is already finished") }
-        let secrets = try state.sealer.open(session.sealedSecrets, table: "protocol_sessions", row: [session.id, "secrets"])
-        guard secrets.count > 32 else { throw ShareRecoveryError(.storeCorrupted, "the session's secrets are truncated") }
+        let secrets = try state.sealer.open(
+            session.sealedSecrets, table: "protocol_sessions", row: [session.id, "secrets"])
+        guard secrets.count > 32 else {
+            throw ShareRecoveryError(.storeCorrupted, "the session's secrets are truncated")
+        }
         let sessionKey = try SealingKeyPair(secretKey: try secrets.slice(0..<32))
         let opened = try ResharingCustodian.Opened(serialized: try secrets.slice(32..<secrets.count))
         let finished = try checkingClientInput { () throws -> ResharingCustodian.Finished in
-            let received = try SessionWire.decodeDealing(clientDealing, curve: opened.plan.oldSet.curve, openingWith: sessionKey)
+            let received = try SessionWire.decodeDealing(
+                clientDealing, curve: opened.plan.oldSet.curve, openingWith: sessionKey)
             return try opened.finish(clientDealing: received, custodianPublicKey: state.custodianKey.publicKey)
         }
         let sealedPending = try state.sealer.seal(

@@ -16,7 +16,8 @@ struct DeviceSessions: Sendable {
     /// the new set, deals g_C and seals g_C(1) to the new device's key.
     /// - Returns: The 201 body: `sessionId`, `plan`, `custodianDealing` (its one sub-share sealed to
     ///   the new device), `custodianKey` (this session's key, for the approver's sub-share g_A(2)).
-    func open(clientId: String, walletId: String, approvingSetId: String, deviceId: String, deviceKey: [UInt8]) async throws
+    func open(clientId: String, walletId: String, approvingSetId: String, deviceId: String, deviceKey: [UInt8])
+        async throws
         -> JSONValue
     {
         // An ejected wallet's key has left: no device joins it (docs/eject.md).
@@ -24,7 +25,8 @@ struct DeviceSessions: Sendable {
         let approving = try await approvingShare(clientId: clientId, walletId: walletId, setId: approvingSetId)
         let maximum = state.configuration.maximumDevicesPerWallet
         try await state.storage.read { transaction in
-            try await WalletDeviceRules.checkRoom(clientId: clientId, deviceId: deviceId, maximum: maximum, in: transaction)
+            try await WalletDeviceRules.checkRoom(
+                clientId: clientId, deviceId: deviceId, maximum: maximum, in: transaction)
         }
         var newSetId = SetID.random()
         while newSetId == approving.setId { newSetId = SetID.random() }
@@ -44,7 +46,8 @@ struct DeviceSessions: Sendable {
             ProtocolSessionRecord(
                 id: id, clientId: clientId, kind: .deviceAdd, state: .open, publicJSON: JSONWriter.write(publicJSON),
                 sealedState: try state.sealer.seal(
-                    SecureBytes.concatenating([sessionKey.secretKey, coefficient.rawRepresentation]), table: "protocol_sessions",
+                    SecureBytes.concatenating([sessionKey.secretKey, coefficient.rawRepresentation]),
+                    table: "protocol_sessions",
                     row: [id, "deviceAdd"]),
                 expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
         state.metrics.session("deviceAdd", .started)
@@ -63,7 +66,9 @@ struct DeviceSessions: Sendable {
     ///   - deviceSubShare: g_A(1), sealed to the new device's key (opaque here).
     ///   - origin: The request.
     /// - Returns: The 200 body: `deviceId`, `setId`, `newCommitments`.
-    func finish(_ session: ProtocolSessionRecord, approverDealing: JSONValue, deviceSubShare: String, origin: AuditOrigin)
+    func finish(
+        _ session: ProtocolSessionRecord, approverDealing: JSONValue, deviceSubShare: String, origin: AuditOrigin
+    )
         async throws -> JSONValue
     {
         guard session.state == .open else { throw APIError.conflict("this device-add session is finished") }
@@ -75,20 +80,26 @@ struct DeviceSessions: Sendable {
         let plan = try SessionWire.decodePlan(try SessionWire.member(bound, "plan"))
         let offered = try SessionWire.member(bound, "custodianDealing")
         let approving = try await approvingShare(clientId: session.clientId, walletId: walletId, setId: approvingSetId)
-        let secrets = try state.sealer.open(session.sealedState, table: "protocol_sessions", row: [session.id, "deviceAdd"])
-        guard secrets.count == 64 else { throw ShareRecoveryError(.storeCorrupted, "a device-add session's secrets are truncated") }
+        let secrets = try state.sealer.open(
+            session.sealedState, table: "protocol_sessions", row: [session.id, "deviceAdd"])
+        guard secrets.count == 64 else {
+            throw ShareRecoveryError(.storeCorrupted, "a device-add session's secrets are truncated")
+        }
         let sessionKey = try SealingKeyPair(secretKey: try secrets.slice(0..<32))
         let coefficient = try Scalar(secure: try secrets.slice(32..<64), curve: plan.oldSet.curve)
         let custodianShare = try checkingClientInput { () throws -> ShareRecord in
-            let received = try SessionWire.decodeDealing(approverDealing, curve: plan.oldSet.curve, openingWith: sessionKey)
+            let received = try SessionWire.decodeDealing(
+                approverDealing, curve: plan.oldSet.curve, openingWith: sessionKey)
             guard received.dealerIndex == DeviceEnrolment.deviceIndex,
                 Set(received.subShares.keys) == [DeviceEnrolment.custodianIndex]
             else {
                 throw ShareRecoveryError(
-                    .dealerCheckFailed, "the approver's dealing must be dealer 1's, with exactly its sub-share for party 2")
+                    .dealerCheckFailed,
+                    "the approver's dealing must be dealer 1's, with exactly its sub-share for party 2")
             }
             let own = try ResharingDealer.deal(share: approving, plan: plan, higherCoefficients: [coefficient])
-            return try ResharingReceiver.receive(partyIndex: DeviceEnrolment.custodianIndex, plan: plan, dealings: [received, own])
+            return try ResharingReceiver.receive(
+                partyIndex: DeviceEnrolment.custodianIndex, plan: plan, dealings: [received, own])
         }
         guard let sealedForDevice = Base64.decode(deviceSubShare), sealedForDevice.count == 32 + 16 + 32 else {
             throw APIError.badRequest("deviceSubShare must be canonical base64 of one sealed scalar")
@@ -100,7 +111,8 @@ struct DeviceSessions: Sendable {
             ("sealedSubShares", .object([(String(DeviceEnrolment.deviceIndex), .string(deviceSubShare))])),
         ])
         let enrolment = JSONValue.object([
-            ("plan", SessionWire.encode(plan)), ("dealings", .array([approverForDevice, offered])), ("newCommitments", commitments),
+            ("plan", SessionWire.encode(plan)), ("dealings", .array([approverForDevice, offered])),
+            ("newCommitments", commitments),
         ])
         let setId = custodianShare.setId.hex
         let device = StoredDevice(
@@ -133,7 +145,8 @@ struct DeviceSessions: Sendable {
         }
         let stored = try StrictJSON.parse(Array(device.enrolmentJSON.utf8))
         return .object([
-            ("deviceId", .string(deviceId)), ("setId", .string(device.setId)), ("plan", try SessionWire.member(stored, "plan")),
+            ("deviceId", .string(deviceId)), ("setId", .string(device.setId)),
+            ("plan", try SessionWire.member(stored, "plan")),
             ("dealings", try SessionWire.member(stored, "dealings")),
             ("newCommitments", try SessionWire.member(stored, "newCommitments")),
         ])
@@ -155,7 +168,8 @@ struct DeviceSessions: Sendable {
             ]
             + devices.map {
                 .object([
-                    ("deviceId", .string($0.deviceId)), ("setId", .string($0.setId)), ("generation", .number(String($0.generation))),
+                    ("deviceId", .string($0.deviceId)), ("setId", .string($0.setId)),
+                    ("generation", .number(String($0.generation))),
                     ("approvedBy", .string($0.approvedBy)), ("addedAt", .string(RFC3339.format($0.createdAt))),
                 ])
             }
@@ -168,10 +182,13 @@ struct DeviceSessions: Sendable {
     func remove(clientId: String, deviceId: String, token: Token, origin: AuditOrigin) async throws {
         guard deviceId != WalletDeviceRules.primaryDeviceId else {
             throw APIError.conflict(
-                "the primary device (the one that created or recovered the wallet) cannot be removed; recover the wallet on another device instead")
+                "the primary device (the one that created or recovered the wallet) cannot be removed; recover the wallet on another device instead"
+            )
         }
         let removed = origin.event(.deviceRemoved, account: clientId) { $0.deviceId = deviceId }
-        switch try await state.storage.removeWalletDevice(clientId: clientId, deviceId: deviceId, token: token, removed: removed) {
+        switch try await state.storage.removeWalletDevice(
+            clientId: clientId, deviceId: deviceId, token: token, removed: removed)
+        {
         case .done: return
         case .notFound: throw APIError.notFound("the wallet has no device \(deviceId)")
         case .tokenSpent: throw APIError.unauthorized("the token was already used")
@@ -184,7 +201,8 @@ struct DeviceSessions: Sendable {
     func custodianShare(clientId: String, setId: String) async throws -> ShareRecord? {
         guard let device = try await state.storage.walletDevice(clientId: clientId, setId: setId) else { return nil }
         let record = try ShareRecord(
-            binary: try state.sealer.open(device.sealedRecord, table: "wallet_devices", row: [clientId, device.deviceId, setId]))
+            binary: try state.sealer.open(
+                device.sealedRecord, table: "wallet_devices", row: [clientId, device.deviceId, setId]))
         guard record.setId.hex == setId, record.partyIndex == DeviceEnrolment.custodianIndex else {
             throw ShareRecoveryError(.storeCorrupted, "a device's signing share disagrees with its row")
         }
@@ -197,7 +215,8 @@ struct DeviceSessions: Sendable {
         if primary.setId.hex == setId { return primary }
         guard let share = try await custodianShare(clientId: clientId, setId: setId) else {
             throw APIError.conflict(
-                "set \(setId.prefix(32)) no longer signs for this wallet (a removed device, or before a recovery): approve from a current device")
+                "set \(setId.prefix(32)) no longer signs for this wallet (a removed device, or before a recovery): approve from a current device"
+            )
         }
         return share
     }

@@ -13,14 +13,17 @@ extension WalletSessions {
     ///   `sealedShare` (x_2, 32 bytes, sealed to `clientKey`).
     /// - Throws: 409 `walletEjected` for a wallet ejected before; 404 `noMatchingShare` when the
     ///   custodian holds no share of it; 409 `conflict` for a spent token or a set that changed.
-    func eject(clientId: String, walletId: String, deviceSetId: String, clientKey: [UInt8], token: Token, origin: AuditOrigin) async throws -> JSONValue {
+    func eject(
+        clientId: String, walletId: String, deviceSetId: String, clientKey: [UInt8], token: Token, origin: AuditOrigin
+    ) async throws -> JSONValue {
         try await refuseEjected(clientId: clientId, walletId: walletId)
         let primary = try await currentShare(clientId: clientId, walletId: walletId)
         // The primary device's set or an added device's (docs/devices.md): either rebuilds the key.
         // Refused before anything changes: a device share of an older or removed set could not.
         guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
             throw APIError.conflict(
-                "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs (the wallet now signs with set \(primary.setId) generation \(primary.generation) and its devices' sets): eject with a current share")
+                "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs (the wallet now signs with set \(primary.setId) generation \(primary.generation) and its devices' sets): eject with a current share"
+            )
         }
         guard let secret = share.secret else {
             throw ShareRecoveryError(.storeCorrupted, "the custodian's signing share has no secret")
@@ -32,7 +35,8 @@ extension WalletSessions {
             $0.generation = share.generation
         }
         let outcome = try await state.storage.ejectWallet(
-            clientId: clientId, walletId: walletId, setId: share.setId.hex, publicKey: share.publicKey.hex, token: token, event: event)
+            clientId: clientId, walletId: walletId, setId: share.setId.hex, publicKey: share.publicKey.hex,
+            token: token, event: event)
         switch outcome {
         case .ejected: break
         case .alreadyEjected: throw Self.ejected(walletId)
@@ -40,7 +44,8 @@ extension WalletSessions {
         case .setChanged: throw APIError.conflict("the custodian's signing set changed during the eject; run it again")
         }
         return .object([
-            ("walletId", .string(walletId)), ("curve", .string(share.curve.name)), ("publicKey", .string(share.publicKey.hex)),
+            ("walletId", .string(walletId)), ("curve", .string(share.curve.name)),
+            ("publicKey", .string(share.publicKey.hex)),
             ("setId", .string(share.setId.hex)), ("generation", .number(String(share.generation))),
             ("partyIndex", .number(String(share.partyIndex))), ("sealedShare", .string(Base64.encode(sealed))),
         ])
@@ -54,6 +59,7 @@ extension WalletSessions {
     static func ejected(_ walletId: String) -> APIError {
         APIError(
             .conflict, APIErrorCode(.walletEjected),
-            "wallet \(walletId) was ejected: its key was exported and the custodian no longer signs for it; sign with the exported key in another wallet")
+            "wallet \(walletId) was ejected: its key was exported and the custodian no longer signs for it; sign with the exported key in another wallet"
+        )
     }
 }

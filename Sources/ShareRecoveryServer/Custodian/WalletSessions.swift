@@ -19,9 +19,13 @@ struct WalletSessions: Sendable {
     /// Round 1 and 2 of the custodian's DKG: checks the device's broadcast, answers with its own and
     /// with f_2(1) sealed to the device's `clientKey`; keeps its round-2 state sealed.
     /// - Returns: The 201 body: `sessionId`, `round1`, `sealedSubShare`, `custodianKey`.
-    func openDKG(clientId: String, parameters: DKGParameters, deviceRound1: JSONValue, clientKey: [UInt8]) async throws -> JSONValue {
+    func openDKG(clientId: String, parameters: DKGParameters, deviceRound1: JSONValue, clientKey: [UInt8]) async throws
+        -> JSONValue
+    {
         guard parameters.threshold == 2, parameters.parties == 2 else {
-            throw APIError(.badRequest, APIErrorCode(.invalidParameters), "the reference server takes part in 2-of-2 wallets (party 2)")
+            throw APIError(
+                .badRequest, APIErrorCode(.invalidParameters),
+                "the reference server takes part in 2-of-2 wallets (party 2)")
         }
         try await refuseEjected(clientId: clientId, walletId: parameters.walletId)
         guard try await state.storage.signingShares(clientId: clientId).isEmpty else {
@@ -36,7 +40,9 @@ struct WalletSessions: Sendable {
             try SealedBox.seal(outgoing[0].subShare.rawRepresentation, to: clientKey)
         }
         let id = Hex.encode(SystemRandom().bytes(count: 16))
-        let publicJSON = JSONValue.object([("walletId", .string(parameters.walletId)), ("curve", .string(parameters.curve.name))])
+        let publicJSON = JSONValue.object([
+            ("walletId", .string(parameters.walletId)), ("curve", .string(parameters.curve.name)),
+        ])
         try await state.storage.createProtocolSession(
             ProtocolSessionRecord(
                 id: id, clientId: clientId, kind: .dkg, state: .open, publicJSON: JSONWriter.write(publicJSON),
@@ -54,10 +60,13 @@ struct WalletSessions: Sendable {
     /// Round 3: checks f_1(2) (sealed to the custodian key), combines the custodian's signing share
     /// and stores it in the transaction that ends the session, with its `walletCreated` audit row.
     /// - Returns: The 200 body: `publicKey`, `setId`, `generation`, for the device to compare with its own.
-    func finishDKG(_ session: ProtocolSessionRecord, sealedSubShare: [UInt8], origin: AuditOrigin) async throws -> JSONValue {
+    func finishDKG(_ session: ProtocolSessionRecord, sealedSubShare: [UInt8], origin: AuditOrigin) async throws
+        -> JSONValue
+    {
         guard session.state == .open else { throw APIError.conflict("this DKG session is finished") }
         let round2 = try DKGRound2State(
-            serialized: try state.sealer.open(session.sealedState, table: "protocol_sessions", row: [session.id, "dkg"]))
+            serialized: try state.sealer.open(
+                session.sealedState, table: "protocol_sessions", row: [session.id, "dkg"]))
         let share = try checkingClientInput { () throws -> ShareRecord in
             let opened: SecureBytes
             do {
@@ -66,7 +75,9 @@ struct WalletSessions: Sendable {
                 throw ShareRecoveryError(.unsealFailed, "sealedSubShare does not open with the custodian key")
             }
             let subShare = try mappingCryptoErrors { try Scalar(secure: opened, curve: round2.parameters.curve) }
-            return try round2.finish(round2: [DKGRound2Message(sender: Self.device, receiver: Self.custodian, subShare: subShare)])
+            return try round2.finish(round2: [
+                DKGRound2Message(sender: Self.device, receiver: Self.custodian, subShare: subShare)
+            ])
         }
         let sealed = try custodianShares.sealedSigningShare(share, clientId: session.clientId)
         let created = origin.event(.walletCreated, account: session.clientId) {
@@ -93,14 +104,17 @@ struct WalletSessions: Sendable {
     /// refused when the device's share is of another set (after a recovery, the old one). With
     /// tweaks, the nonce is bound to the tweaked key, and the session keeps them: round 2 signs for them.
     /// - Returns: The 201 body: `sessionId`, `commitment`.
-    func openSigning(clientId: String, walletId: String, mode: SigningMode, deviceSetId: String, tweaks: SigningTweaks = .none)
+    func openSigning(
+        clientId: String, walletId: String, mode: SigningMode, deviceSetId: String, tweaks: SigningTweaks = .none
+    )
         async throws -> JSONValue
     {
         try await refuseEjected(clientId: clientId, walletId: walletId)
         let primary = try await currentShare(clientId: clientId, walletId: walletId)
         guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
             throw APIError.conflict(
-                "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)")
+                "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)"
+            )
         }
         let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in
             try SigningParty(share: share, mode: mode).commit(tweaks: tweaks)
@@ -111,12 +125,15 @@ struct WalletSessions: Sendable {
             ("commitment", ProtocolWire.encode(nonce.commitment)),
         ]
         // Only a tweaked session names its tweaks, so rows written before tweaks existed read the same.
-        if !tweaks.isEmpty { binding += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))] }
+        if !tweaks.isEmpty {
+            binding += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))]
+        }
         let publicJSON = JSONValue.object(binding)
         try await state.storage.createProtocolSession(
             ProtocolSessionRecord(
                 id: id, clientId: clientId, kind: .signing, state: .open, publicJSON: JSONWriter.write(publicJSON),
-                sealedState: try state.sealer.seal(try nonce.serializedSecret(), table: "protocol_sessions", row: [id, "signing"]),
+                sealedState: try state.sealer.seal(
+                    try nonce.serializedSecret(), table: "protocol_sessions", row: [id, "signing"]),
                 expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
         nonce.discard()
         state.metrics.session("signing", .started)
@@ -136,7 +153,8 @@ struct WalletSessions: Sendable {
         let bound = try StrictJSON.parse(Array(session.publicJSON.utf8))
         guard case .string(let walletId) = try SessionWire.member(bound, "walletId"),
             case .string(let setId) = try SessionWire.member(bound, "setId"),
-            case .string(let modeName) = try SessionWire.member(bound, "mode"), let mode = SigningMode(rawValue: modeName)
+            case .string(let modeName) = try SessionWire.member(bound, "mode"),
+            let mode = SigningMode(rawValue: modeName)
         else { throw ShareRecoveryError(.storeCorrupted, "a signing session's binding is unreadable") }
         let tweaks = try Self.tweaks(bound)
         try await refuseEjected(clientId: session.clientId, walletId: walletId)
@@ -145,7 +163,8 @@ struct WalletSessions: Sendable {
             throw APIError.conflict("the custodian's signing set changed since this signing session opened")
         }
         let nonce = try FrostSigningNonce(
-            serializedSecret: try state.sealer.open(session.sealedState, table: "protocol_sessions", row: [session.id, "signing"]),
+            serializedSecret: try state.sealer.open(
+                session.sealedState, table: "protocol_sessions", row: [session.id, "signing"]),
             curve: share.curve)
         let signatureShare = try checkingClientInput { () throws -> Scalar in
             let commitment = try ProtocolWire.decodeCommitment(deviceCommitment, party: Self.device, curve: share.curve)
@@ -173,7 +192,8 @@ struct WalletSessions: Sendable {
     static func tweaks(_ binding: JSONValue) throws -> SigningTweaks {
         switch (binding["path"], binding["taproot"]) {
         case (nil, nil): return .none
-        case (.string(let path)?, .bool(let taproot)?): return SigningTweaks(path: try DerivationPath(path), taproot: taproot)
+        case (.string(let path)?, .bool(let taproot)?):
+            return SigningTweaks(path: try DerivationPath(path), taproot: taproot)
         default: throw ShareRecoveryError(.storeCorrupted, "a signing session's tweaks are unreadable")
         }
     }
@@ -188,7 +208,9 @@ struct WalletSessions: Sendable {
     func currentShare(clientId: String, walletId: String) async throws -> ShareRecord {
         let shares = try await custodianShares.signingShares(clientId: clientId)
         guard let share = shares.first(where: { $0.partyIndex == Self.custodian }), share.walletId == walletId else {
-            throw APIError(.notFound, APIErrorCode(.noMatchingShare), "the custodian holds no signing share of this wallet for this user")
+            throw APIError(
+                .notFound, APIErrorCode(.noMatchingShare),
+                "the custodian holds no signing share of this wallet for this user")
         }
         return share
     }

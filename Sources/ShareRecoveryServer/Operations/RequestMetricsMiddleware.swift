@@ -25,7 +25,8 @@ struct RequestMetricsMiddleware: RouterMiddleware {
             outcome = .failure(error)
         }
         let elapsed = ContinuousClock.now - started
-        let nanoseconds = UInt64(elapsed.components.seconds) * 1_000_000_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000)
+        let nanoseconds =
+            UInt64(elapsed.components.seconds) * 1_000_000_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000)
         metrics.request(
             route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: status,
             nanoseconds: nanoseconds)

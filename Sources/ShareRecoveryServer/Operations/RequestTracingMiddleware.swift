@@ -31,14 +31,17 @@ struct RequestTracingMiddleware: RouterMiddleware {
                 try await next(request, context)
             }
             if span.isRecording {
-                record(span, request, context, status: Int(response.status.code), requestId: response.headers[RequestID.header])
+                record(
+                    span, request, context, status: Int(response.status.code),
+                    requestId: response.headers[RequestID.header])
             }
             return response
         } catch {
             // Only what the error middleware does not turn into an answer reaches here.
             if span.isRecording {
                 record(
-                    span, request, context, status: (error as? any HTTPResponseError).map { Int($0.status.code) } ?? 500,
+                    span, request, context,
+                    status: (error as? any HTTPResponseError).map { Int($0.status.code) } ?? 500,
                     requestId: nil)
                 span.recordError(error)
             }

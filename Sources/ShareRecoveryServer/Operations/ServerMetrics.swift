@@ -51,7 +51,8 @@ final class ServerMetrics: Sendable {
     /// One answered request: `http_server_requests_total` and `http_server_request_duration_seconds`,
     /// by route template (never the concrete path, which would name users), method and status.
     func request(route: String, method: String, status: Int, nanoseconds: UInt64) {
-        let series = RequestSeries(route: route, method: Self.methods.contains(method) ? method : "other", status: status)
+        let series = RequestSeries(
+            route: route, method: Self.methods.contains(method) ? method : "other", status: status)
         let factory = self.factory
         let (counter, timer) = requestMetrics.withLock { made in
             if let both = made[series] { return both }
@@ -80,7 +81,8 @@ final class ServerMetrics: Sendable {
     /// One one-time-code verification: `share_recovery_otp_attempts_total{outcome}` with `verified`,
     /// `wrongCode`, `exhausted` (the fifth wrong code), `flowEnded` or `rateLimited`.
     func otpAttempt(_ outcome: String) {
-        Counter(label: "share_recovery_otp_attempts_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        Counter(label: "share_recovery_otp_attempts_total", dimensions: [("outcome", outcome)], factory: factory)
+            .increment()
     }
 
     enum SessionEvent: String, Sendable {

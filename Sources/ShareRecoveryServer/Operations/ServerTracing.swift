@@ -4,7 +4,7 @@ import ShareRecoveryHTTP
 import Tracing
 
 #if OTLP
-    import OTel
+import OTel
 #endif
 
 /// The process-wide tracer of `share-recovery serve` (docs/server.md, "Tracing"). Only the `serve`
@@ -17,9 +17,9 @@ public enum ServerTracing {
     /// Whether this build exports spans over OTLP (built with `--traits OTLP`).
     public static var exportsOTLP: Bool {
         #if OTLP
-            true
+        true
         #else
-            false
+        false
         #endif
     }
 
@@ -36,36 +36,37 @@ public enum ServerTracing {
     /// - Throws: ``ServerStartError`` `invalidConfiguration` when the `OTEL_*` variables are invalid.
     public static func bootstrap(logger: Logger) throws(ServerStartError) -> [any Service] {
         #if OTLP
-            var configuration = OTel.Configuration.default
-            configuration.serviceName = serviceName
-            configuration.logs.enabled = false
-            configuration.metrics.enabled = false
-            do {
-                let backend = try OTel.makeTracingBackend(configuration: configuration)
-                InstrumentationSystem.bootstrap(backend.factory)
-                return [backend.service]
-            } catch {
-                // Not the error's text: it may quote OTEL_EXPORTER_OTLP_HEADERS, which can hold a token.
-                throw ServerStartError(
-                    .invalidConfiguration,
-                    "the OTLP trace exporter could not be configured (\(type(of: error))): check the OTEL_* variables "
-                        + "(OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or http/json, OTEL_TRACES_SAMPLER)")
-            }
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = serviceName
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        do {
+            let backend = try OTel.makeTracingBackend(configuration: configuration)
+            InstrumentationSystem.bootstrap(backend.factory)
+            return [backend.service]
+        } catch {
+            // Not the error's text: it may quote OTEL_EXPORTER_OTLP_HEADERS, which can hold a token.
+            throw ServerStartError(
+                .invalidConfiguration,
+                "the OTLP trace exporter could not be configured (\(type(of: error))): check the OTEL_* variables "
+                    + "(OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or http/json, OTEL_TRACES_SAMPLER)"
+            )
+        }
         #else
-            var onEnd: (@Sendable (FinishedSpan) -> Void)?
-            if logger.logLevel <= .debug {
-                onEnd = { (span: FinishedSpan) in
-                    let micros = (span.endNanosecondsSinceEpoch &- span.startNanosecondsSinceEpoch) / 1000
-                    let metadata: Logger.Metadata = [
-                        "trace_id": .string(span.traceID), "span_id": .string(span.spanID),
-                        "parent_span_id": .string(span.parentSpanID ?? "-"), "span": .string(span.operationName),
-                        "duration_us": .stringConvertible(micros),
-                    ]
-                    logger.debug("span ended", metadata: metadata)
-                }
+        var onEnd: (@Sendable (FinishedSpan) -> Void)?
+        if logger.logLevel <= .debug {
+            onEnd = { (span: FinishedSpan) in
+                let micros = (span.endNanosecondsSinceEpoch &- span.startNanosecondsSinceEpoch) / 1000
+                let metadata: Logger.Metadata = [
+                    "trace_id": .string(span.traceID), "span_id": .string(span.spanID),
+                    "parent_span_id": .string(span.parentSpanID ?? "-"), "span": .string(span.operationName),
+                    "duration_us": .stringConvertible(micros),
+                ]
+                logger.debug("span ended", metadata: metadata)
             }
-            InstrumentationSystem.bootstrap(TraceContextTracer(onEnd: onEnd))
-            return []
+        }
+        InstrumentationSystem.bootstrap(TraceContextTracer(onEnd: onEnd))
+        return []
         #endif
     }
 }

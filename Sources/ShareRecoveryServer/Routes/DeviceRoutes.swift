@@ -12,7 +12,9 @@ extension ServerRoutes {
     var deviceRoutes: RouteCollection<ServerRequestContext> {
         let routes = RouteCollection(context: ServerRequestContext.self)
         routes.post("device-sessions") { request, context in try await openDeviceAdd(request, context) }
-        routes.post("device-sessions/:sessionId/finish") { request, context in try await finishDeviceAdd(request, context) }
+        routes.post("device-sessions/:sessionId/finish") { request, context in
+            try await finishDeviceAdd(request, context)
+        }
         routes.get("devices") { request, context in try await listDevices(request, context) }
         routes.get("devices/:deviceId/enrolment") { request, context in try await deviceEnrolment(request, context) }
         routes.delete("devices/:deviceId") { request, context in try await removeDevice(request, context) }
@@ -27,7 +29,9 @@ extension ServerRoutes {
         let clientId = try body.identifier("clientId")
         _ = try token(request, userId: clientId, purposes: [.addDevice])
         let setId = try body.string("setId")
-        guard setId.utf8.count == 32, Hex.decode(setId) != nil else { throw APIError.badRequest("setId must be 32 lowercase hex digits") }
+        guard setId.utf8.count == 32, Hex.decode(setId) != nil else {
+            throw APIError.badRequest("setId must be 32 lowercase hex digits")
+        }
         guard let deviceKey = Hex.decode(try body.string("deviceKey")), deviceKey.count == 32 else {
             throw APIError.badRequest("deviceKey must be 64 lowercase hex digits (the new device's X25519 public key)")
         }
@@ -47,14 +51,16 @@ extension ServerRoutes {
         }
         guard token.userId == session.clientId else { throw APIError.forbidden("the token is for another user") }
         guard token.purpose == .addDevice else {
-            throw APIError.forbidden("adding a device needs a token of purpose addDevice; this one is for \(token.purpose.rawValue)")
+            throw APIError.forbidden(
+                "adding a device needs a token of purpose addDevice; this one is for \(token.purpose.rawValue)")
         }
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(required: ["dealing", "deviceSubShare"])
         guard let dealing = body.member("dealing") else { throw APIError.badRequest("missing dealing") }
         return JSONResponse.json(
             try await deviceSessions.finish(
-                session, approverDealing: dealing, deviceSubShare: try body.string("deviceSubShare"), origin: origin(context)))
+                session, approverDealing: dealing, deviceSubShare: try body.string("deviceSubShare"),
+                origin: origin(context)))
     }
 
     /// `GET /wallets/devices` → 200 `{"devices", "maximumDevices"}` for the token's user (any wallet purpose).
@@ -77,14 +83,17 @@ extension ServerRoutes {
         let token = try token(request, userId: nil, purposes: [.removeDevice])
         let deviceId = try Self.deviceId(try RequestReading.pathParameter(context, "deviceId"))
         try await RequestReading.emptyBody(request, limit: limit)
-        try await deviceSessions.remove(clientId: token.userId, deviceId: deviceId, token: token, origin: origin(context))
+        try await deviceSessions.remove(
+            clientId: token.userId, deviceId: deviceId, token: token, origin: origin(context))
         return JSONResponse.noContent()
     }
 
     /// A device id: 1…64 of `A–Z a–z 0–9 . _ -`, so it is safe in a path.
     static func deviceId(_ text: String) throws(APIError) -> String {
         guard (1...64).contains(text.utf8.count),
-            text.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+            text.utf8.allSatisfy({
+                $0.isASCIIAlphanumeric || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+            })
         else { throw APIError.badRequest("deviceId must be 1…64 characters of A–Z, a–z, 0–9, '.', '_' or '-'") }
         return text
     }

@@ -18,13 +18,16 @@ extension ServerRoutes {
                 "eject needs a token of purpose eject from its own flow; this one is for \(token.purpose.rawValue)")
         }
         let setId = try body.string("setId")
-        guard setId.utf8.count == 32, Hex.decode(setId) != nil else { throw APIError.badRequest("setId must be 32 lowercase hex digits") }
+        guard setId.utf8.count == 32, Hex.decode(setId) != nil else {
+            throw APIError.badRequest("setId must be 32 lowercase hex digits")
+        }
         guard let clientKey = Hex.decode(try body.string("clientKey")), clientKey.count == 32 else {
             throw APIError.badRequest("clientKey must be 64 lowercase hex digits")
         }
         return JSONResponse.json(
             try await walletSessions.eject(
-                clientId: clientId, walletId: try body.identifier("walletId"), deviceSetId: setId, clientKey: clientKey, token: token,
+                clientId: clientId, walletId: try body.identifier("walletId"), deviceSetId: setId, clientKey: clientKey,
+                token: token,
                 origin: origin(context)))
     }
 }

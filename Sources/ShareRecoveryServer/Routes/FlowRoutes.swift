@@ -23,7 +23,8 @@ extension ServerRoutes {
         let purpose =
             try body.optionalString("purpose").map { (name) throws(APIError) -> TokenPurpose in
                 guard let purpose = TokenPurpose(rawValue: name) else {
-                    throw APIError.badRequest("purpose must be one of \(TokenPurpose.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw APIError.badRequest(
+                        "purpose must be one of \(TokenPurpose.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 return purpose
             } ?? .recover

@@ -42,7 +42,8 @@ extension ServerRoutes {
         let method = try RequestReading.backupMethodQuery(request)
         _ = try token(request, userId: userId, purposes: [.recover])
         try await RequestReading.emptyBody(request, limit: limit)
-        guard let text = try await state.storage.readCipherText(userId: userId, method: method, origin: origin(context)) else {
+        guard let text = try await state.storage.readCipherText(userId: userId, method: method, origin: origin(context))
+        else {
             throw APIError.notFound("no cipherText for this user and method")
         }
         return JSONResponse.json(.object([("cipherText", .string(text))]))
@@ -54,7 +55,9 @@ extension ServerRoutes {
         let method = try RequestReading.backupMethodQuery(request)
         let token = try token(request, userId: userId, purposes: [.deleteRecovery])
         try await RequestReading.emptyBody(request, limit: limit)
-        switch try await state.storage.deleteCipherText(userId: userId, method: method, token: token, origin: origin(context)) {
+        switch try await state.storage.deleteCipherText(
+            userId: userId, method: method, token: token, origin: origin(context))
+        {
         case .done: return JSONResponse.noContent()
         case .notFound: throw APIError.notFound("no cipherText for this user and method")
         case .tokenSpent: throw APIError.unauthorized("the token was already used")

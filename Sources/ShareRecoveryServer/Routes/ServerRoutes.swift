@@ -43,7 +43,9 @@ struct ServerRoutes: Sendable {
 
     /// The bearer token, verified but not yet matched to a resource.
     func verifiedToken(_ request: Request) throws(APIError) -> Token {
-        guard let credential = Self.bearerCredential(request) else { throw APIError.unauthorized("a bearer token is required") }
+        guard let credential = Self.bearerCredential(request) else {
+            throw APIError.unauthorized("a bearer token is required")
+        }
         return try state.tokens.verify(credential.trimmingSpaces, now: state.now)
     }
 
@@ -54,7 +56,9 @@ struct ServerRoutes: Sendable {
         // On UTF-8 bytes, as the token's own checks: counting Characters walks the whole token.
         guard values.count == 1 else { return nil }
         let bytes = values[0].utf8
-        guard bytes.count > 7, String(decoding: bytes.prefix(7), as: UTF8.self).lowercased() == "bearer " else { return nil }
+        guard bytes.count > 7, String(decoding: bytes.prefix(7), as: UTF8.self).lowercased() == "bearer " else {
+            return nil
+        }
         return String(decoding: bytes.dropFirst(7), as: UTF8.self)
     }
 

@@ -44,10 +44,12 @@ extension ServerRoutes {
             return try ShareRecord(binary: binary)
         }
         guard record.kind == .signing, record.partyIndex != 1 else {
-            throw APIError(.badRequest, APIErrorCode(.invalidParameters), "the custodian holds signing shares of parties 2…n only")
+            throw APIError(
+                .badRequest, APIErrorCode(.invalidParameters), "the custodian holds signing shares of parties 2…n only")
         }
         try await state.storage.registerSigningShare(
-            clientId: clientId, share: try sessions.sealedSigningShare(record, clientId: clientId), origin: origin(context))
+            clientId: clientId, share: try sessions.sealedSigningShare(record, clientId: clientId),
+            origin: origin(context))
         return JSONResponse.noContent()
     }
 
@@ -55,7 +57,8 @@ extension ServerRoutes {
     func openSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let token = try verifiedToken(request)
         let body = try await RequestReading.jsonObject(request, limit: limit)
-        try body.expect(required: ["clientId", "purpose", "backupMethod", "clientShare", "clientKey"], optional: ["sessionId"])
+        try body.expect(
+            required: ["clientId", "purpose", "backupMethod", "clientShare", "clientKey"], optional: ["sessionId"])
         let clientId = try body.identifier("clientId")
         guard let purpose = CustodianSessions.Purpose(rawValue: try body.string("purpose")) else {
             throw APIError.badRequest("purpose must be backup or recovery")
@@ -78,7 +81,8 @@ extension ServerRoutes {
         var chosenId: String?
         if body.member("sessionId") != nil {
             let text = try body.string("sessionId")
-            guard text.utf8.count == 32, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+            guard text.utf8.count == 32,
+                text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
             else { throw APIError.badRequest("sessionId must be 32 lowercase hex digits") }
             chosenId = text
         }

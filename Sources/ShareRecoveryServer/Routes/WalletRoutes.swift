@@ -27,21 +27,24 @@ extension ServerRoutes {
         let clientId = try body.identifier("clientId")
         guard token.userId == clientId else { throw APIError.forbidden("the token is for another user") }
         guard token.purpose == .sign else {
-            throw APIError.forbidden("creating a wallet needs a token of purpose sign; this one is for \(token.purpose.rawValue)")
+            throw APIError.forbidden(
+                "creating a wallet needs a token of purpose sign; this one is for \(token.purpose.rawValue)")
         }
         guard let curve = Curve(name: try body.string("curve")) else {
             throw APIError(.badRequest, APIErrorCode(.invalidParameters), "curve must be secp256k1 or ed25519")
         }
         let parameters = try checkingClientInput {
             try DKGParameters(
-                curve: curve, walletId: try body.identifier("walletId"), threshold: try Self.smallInteger(body, "threshold"),
+                curve: curve, walletId: try body.identifier("walletId"),
+                threshold: try Self.smallInteger(body, "threshold"),
                 parties: try Self.smallInteger(body, "parties"))
         }
         guard let clientKey = Hex.decode(try body.string("clientKey")), clientKey.count == 32 else {
             throw APIError.badRequest("clientKey must be 64 lowercase hex digits")
         }
         guard let round1 = body.member("round1") else { throw APIError.badRequest("missing round1") }
-        let answer = try await walletSessions.openDKG(clientId: clientId, parameters: parameters, deviceRound1: round1, clientKey: clientKey)
+        let answer = try await walletSessions.openDKG(
+            clientId: clientId, parameters: parameters, deviceRound1: round1, clientKey: clientKey)
         return JSONResponse.json(answer, status: .created)
     }
 
@@ -53,7 +56,8 @@ extension ServerRoutes {
         guard let sealed = Base64.decode(try body.string("sealedSubShare")) else {
             throw APIError.badRequest("sealedSubShare must be canonical base64")
         }
-        return JSONResponse.json(try await walletSessions.finishDKG(session, sealedSubShare: sealed, origin: origin(context)))
+        return JSONResponse.json(
+            try await walletSessions.finishDKG(session, sealedSubShare: sealed, origin: origin(context)))
     }
 
     /// `POST /wallets/signing-sessions` `{"clientId", "walletId", "mode", "setId", "path"?, "taproot"?}`
@@ -68,7 +72,9 @@ extension ServerRoutes {
             throw APIError(.badRequest, APIErrorCode(.invalidParameters), "mode must be bip340 or rfc9591")
         }
         let setId = try body.string("setId")
-        guard setId.utf8.count == 32, Hex.decode(setId) != nil else { throw APIError.badRequest("setId must be 32 lowercase hex digits") }
+        guard setId.utf8.count == 32, Hex.decode(setId) != nil else {
+            throw APIError.badRequest("setId must be 32 lowercase hex digits")
+        }
         let taproot: Bool
         switch body.member("taproot") {
         case nil: taproot = false
@@ -77,10 +83,13 @@ extension ServerRoutes {
         }
         let pathText = try body.optionalString("path")
         let tweaks = try checkingClientInput { () throws(ShareRecoveryError) -> SigningTweaks in
-            SigningTweaks(path: try pathText.map { (text) throws(ShareRecoveryError) in try DerivationPath(text) } ?? .root, taproot: taproot)
+            SigningTweaks(
+                path: try pathText.map { (text) throws(ShareRecoveryError) in try DerivationPath(text) } ?? .root,
+                taproot: taproot)
         }
         let answer = try await walletSessions.openSigning(
-            clientId: clientId, walletId: try body.identifier("walletId"), mode: mode, deviceSetId: setId, tweaks: tweaks)
+            clientId: clientId, walletId: try body.identifier("walletId"), mode: mode, deviceSetId: setId,
+            tweaks: tweaks)
         return JSONResponse.json(answer, status: .created)
     }
 
@@ -95,7 +104,8 @@ extension ServerRoutes {
         }
         guard let commitment = body.member("commitment") else { throw APIError.badRequest("missing commitment") }
         return JSONResponse.json(
-            try await walletSessions.sign(session, message: message, deviceCommitment: commitment, origin: origin(context)))
+            try await walletSessions.sign(
+                session, message: message, deviceCommitment: commitment, origin: origin(context)))
     }
 
     /// The protocol session named in the path, for a `sign` token of its user (401 before 404 before 403).
@@ -109,14 +119,17 @@ extension ServerRoutes {
         }
         guard token.userId == session.clientId else { throw APIError.forbidden("the token is for another user") }
         guard token.purpose == .sign else {
-            throw APIError.forbidden("a wallet session needs a token of purpose sign; this one is for \(token.purpose.rawValue)")
+            throw APIError.forbidden(
+                "a wallet session needs a token of purpose sign; this one is for \(token.purpose.rawValue)")
         }
         return session
     }
 
     /// A JSON integer 0…255 (t and n).
     private static func smallInteger(_ body: JSONObject, _ key: String) throws -> Int {
-        guard case .number(let text)? = body.member(key), let value = Int(text), String(value) == text, (0...255).contains(value) else {
+        guard case .number(let text)? = body.member(key), let value = Int(text), String(value) == text,
+            (0...255).contains(value)
+        else {
             throw ShareRecoveryError(.invalidParameters, "\"\(key)\" must be an integer 0…255")
         }
         return value

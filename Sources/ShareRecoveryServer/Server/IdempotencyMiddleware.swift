@@ -88,7 +88,8 @@ struct IdempotencyMiddleware: RouterMiddleware {
         case .answerLost:
             throw APIError(
                 .conflict, .conflict,
-                "a request with this Idempotency-Key was applied, but its answer was not kept; read the resource's state")
+                "a request with this Idempotency-Key was applied, but its answer was not kept; read the resource's state"
+            )
         }
     }
 
@@ -143,7 +144,8 @@ struct IdempotencyMiddleware: RouterMiddleware {
 
     /// A keyed hash of what the request asks: method, path with query, body.
     private func fingerprint(of request: Request, body: [UInt8]) -> [UInt8] {
-        let material = Array("request".utf8) + [0] + Array(request.method.rawValue.utf8) + [0]
+        let material =
+            Array("request".utf8) + [0] + Array(request.method.rawValue.utf8) + [0]
             + Array(request.uri.description.utf8) + [0] + body
         return HMACSHA256.authenticate(material, key: state.idempotencyKey).withUnsafeBytes { Array($0) }
     }

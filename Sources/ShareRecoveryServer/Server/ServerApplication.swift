@@ -40,7 +40,8 @@ public func makeServerApplication(
         guard
             let master = configuration.masterKey ?? environmentSource(ServerConfiguration.masterKeyEnvironmentVariable)
         else {
-            throw ServerStartError(.invalidConfiguration,
+            throw ServerStartError(
+                .invalidConfiguration,
                 "with PostgreSQL the master key must be given (a file, or \(ServerConfiguration.masterKeyEnvironmentVariable))"
             )
         }
@@ -48,7 +49,8 @@ public func makeServerApplication(
             let secret = configuration.webhookSecret
                 ?? environmentSource(ServerConfiguration.webhookSecretEnvironmentVariable)
         else {
-            throw ServerStartError(.invalidConfiguration,
+            throw ServerStartError(
+                .invalidConfiguration,
                 "with PostgreSQL the webhook secret must be given (a file, or \(ServerConfiguration.webhookSecretEnvironmentVariable))"
             )
         }
@@ -166,7 +168,8 @@ public final class RunningServer: Sendable {
         } catch {
             throw ServerStartError.mapping(error, host: configuration.host, port: configuration.port)
         }
-        throw ServerStartError(.stoppedBeforeListening, "the server stopped before it started listening; the log says why")
+        throw ServerStartError(
+            .stoppedBeforeListening, "the server stopped before it started listening; the log says why")
     }
 
     /// Stops accepting connections, finishes requests in flight, closes the database.

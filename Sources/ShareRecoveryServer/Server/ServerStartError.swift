@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 import NIOCore
 
@@ -50,10 +50,12 @@ public struct ServerStartError: Error, Sendable, Equatable, CustomStringConverti
         case EADDRINUSE:
             return ServerStartError(
                 .addressInUse,
-                "\(address) is already in use by another process: stop that process, or choose another --port (0 picks a free one)")
+                "\(address) is already in use by another process: stop that process, or choose another --port (0 picks a free one)"
+            )
         case EADDRNOTAVAIL:
             return ServerStartError(
-                .addressUnavailable, "\(host) is not an address of this machine: use 127.0.0.1, or an address this machine has")
+                .addressUnavailable,
+                "\(host) is not an address of this machine: use 127.0.0.1, or an address this machine has")
         case EACCES:
             return ServerStartError(
                 .addressUnavailable, "port \(port) needs privileges this process lacks: choose a port above 1023")

@@ -115,7 +115,7 @@ enum Migrations {
         [
             // Resharing sessions move into protocol_sessions (protocol 'resharing'): one session store for
             // every multi-round protocol. Sessions live minutes; any open at the upgrade are abandoned.
-            "DROP TABLE recovery_sessions",
+            "DROP TABLE recovery_sessions"
         ],
         [
             // Idempotency-Key claims and the answers kept under them (docs/server.md, "Idempotent requests"):
@@ -167,7 +167,7 @@ enum Migrations {
                 ejected_at {int} NOT NULL,
                 PRIMARY KEY (client_id, wallet_id)
             )
-            """,
+            """
         ],
         walletDevices,
         auditHead,
@@ -181,7 +181,8 @@ enum Migrations {
             : ("BIGINT", "BYTEA", "decode(repeat('00', \(AuditChain.genesis.count)), 'hex')")
         return migration.compactMap { statement in
             var statement = Substring(statement)
-            for (marker, only) in [("{postgres}", SQLDialect.postgres), ("{sqlite}", .sqlite)] where statement.hasPrefix(marker) {
+            for (marker, only) in [("{postgres}", SQLDialect.postgres), ("{sqlite}", .sqlite)]
+            where statement.hasPrefix(marker) {
                 guard dialect == only else { return nil }
                 statement = statement.dropFirst(marker.count)
             }
@@ -193,7 +194,9 @@ enum Migrations {
     /// How many migrations the database lacks (0: migrated), read without changing anything; throws
     /// when the database cannot be reached or was never migrated.
     static func missing(in transaction: any SQLTransaction) async throws -> Int {
-        let applied = try await transaction.query("SELECT version FROM schema_migrations").map { try $0.integer("version") }
+        let applied = try await transaction.query("SELECT version FROM schema_migrations").map {
+            try $0.integer("version")
+        }
         return Set((1...all.count).map(Int64.init)).subtracting(applied).count
     }
 

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+import FoundationEssentials
 #else
-    import Foundation
+import Foundation
 #endif
 package import Logging
 import NIOSSL
@@ -92,7 +92,9 @@ package final class PostgresStorage: ServerStorage {
         // A request's Idempotency-Key is marked used in the commit of its change: a second statement.
         guard IdempotencyClaim.current == nil else { return try await transaction(body) }
         let logger = self.logger, prepares = self.prepares.withLock { $0 }
-        return try await retrying { connection in try await body(PostgresTransaction(connection: connection, logger: logger, prepares: prepares)) }
+        return try await retrying { connection in
+            try await body(PostgresTransaction(connection: connection, logger: logger, prepares: prepares))
+        }
     }
 
     /// Runs `operation` on a leased connection, again (up to five times) after a serialisation failure
@@ -193,7 +195,9 @@ private struct PostgresTransaction: SQLTransaction {
         if prepares, known.isData, let text = PreparedText(known, values) {
             do {
                 try await PreparedText.$current.withValue(text) {
-                    for try await row in try await connection.execute(PreparedText.Statement(bindings: bindings), logger: logger) {
+                    for try await row in try await connection.execute(
+                        PreparedText.Statement(bindings: bindings), logger: logger)
+                    {
                         rows.append(row)
                     }
                 }
@@ -204,7 +208,8 @@ private struct PostgresTransaction: SQLTransaction {
                 throw error
             }
         } else {
-            rows = try await connection.query(PostgresQuery(unsafeSQL: known.text, binds: bindings), logger: logger).collect()
+            rows = try await connection.query(PostgresQuery(unsafeSQL: known.text, binds: bindings), logger: logger)
+                .collect()
         }
         return try rows.map { row in
             var columns: [String: SQLValue] = [:]

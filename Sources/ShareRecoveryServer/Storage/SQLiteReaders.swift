@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+import FoundationEssentials
 #else
-    import Foundation
+import Foundation
 #endif
 import GRDB
 import ShareCrypto
@@ -36,10 +36,11 @@ final class SQLiteReaders: Sendable {
 
     /// The next connection in turn.
     func next() -> DatabaseQueue {
-        connections[turn.withLock { turn in
-            defer { turn = (turn + 1) % connections.count }
-            return turn
-        }]
+        connections[
+            turn.withLock { turn in
+                defer { turn = (turn + 1) % connections.count }
+                return turn
+            }]
     }
 
     func close() {

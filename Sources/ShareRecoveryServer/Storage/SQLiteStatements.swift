@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-    import FoundationEssentials
+import FoundationEssentials
 #else
-    import Foundation
+import Foundation
 #endif
 import GRDB
 import ShareRecovery
@@ -54,7 +54,9 @@ struct SQLiteStatements: SQLTransaction {
 
     /// Synchronous, so that GRDB's synchronous overloads are the ones called (in an async function its
     /// async ones win).
-    private static func run(_ sql: String, _ arguments: StatementArguments, on pool: DatabasePool, reader: DatabaseQueue?)
+    private static func run(
+        _ sql: String, _ arguments: StatementArguments, on pool: DatabasePool, reader: DatabaseQueue?
+    )
         throws -> [SQLRow]
     {
         // A read is one statement outside a transaction (``ServerStorage/read(_:)``), SQLite's own
@@ -105,7 +107,9 @@ struct SQLiteStatements: SQLTransaction {
                 case .blob(let data): .blob(Array(data))
                 }
             // The server's statements name their columns in lower case already: no new string for those.
-            columns[name.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) ? name.lowercased() : name] =
+            columns[
+                name.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) })
+                    ? name.lowercased() : name] =
                 converted
         }
         return SQLRow(columns)

@@ -29,6 +29,7 @@ extension ServerStorage {
         let seconds = max(try latest.integer("expires_at") - now, 1)
         return APIError(
             .conflict, APIErrorCode(.operationInProgress),
-            "a backup or recovery of this account is in progress (another device or attempt); retry when it has finished, at the latest in \(seconds) s when its session expires")
+            "a backup or recovery of this account is in progress (another device or attempt); retry when it has finished, at the latest in \(seconds) s when its session expires"
+        )
     }
 }

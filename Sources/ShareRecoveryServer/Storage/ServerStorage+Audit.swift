@@ -54,13 +54,20 @@ extension ServerStorage {
     static func auditValues(_ event: AuditEvent) -> (fields: [SQLValue], encoding: [UInt8]) {
         let detail = event.detail.json
         let encoding = AuditChain.encoding(
-            at: event.at, account: event.account, event: event.kind.rawValue, requestId: event.requestId, detail: detail)
-        return ([.integer(event.at), .text(event.account), .text(event.kind.rawValue), .text(event.requestId), .text(detail)], encoding)
+            at: event.at, account: event.account, event: event.kind.rawValue, requestId: event.requestId, detail: detail
+        )
+        return (
+            [
+                .integer(event.at), .text(event.account), .text(event.kind.rawValue), .text(event.requestId),
+                .text(detail),
+            ], encoding
+        )
     }
 
     /// The head row is written by the migration that creates it; a database without it was not migrated.
     private static var noChainHead: ShareRecoveryError {
-        ShareRecoveryError(.storageFailure, "the audit chain has no head row (audit_head): the database's migrations did not run")
+        ShareRecoveryError(
+            .storageFailure, "the audit chain has no head row (audit_head): the database's migrations did not run")
     }
 
     /// Appends events that go with no other change (a failure after its change rolled back), committed

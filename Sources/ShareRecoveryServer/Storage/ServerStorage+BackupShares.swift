@@ -43,7 +43,9 @@ extension ServerStorage {
                 "SELECT share_json FROM backup_shares WHERE client_id = ? ORDER BY method, curve, party_index",
                 .text(clientId)
             ).map { try $0.text("share_json") }
-        } audit: { shares in [origin.event(.custodianSharesServed, account: clientId) { $0.count = shares.count }] }
+        } audit: { shares in
+            [origin.event(.custodianSharesServed, account: clientId) { $0.count = shares.count }]
+        }
     }
 
     /// Deletes the client's shares of a method, with a `custodianSharesDeleted` row.
@@ -51,7 +53,9 @@ extension ServerStorage {
     ///   the account's lock like the opening of a session.
     func deleteBackupShares(clientId: String, method: BackupMethod, origin: AuditOrigin) async throws {
         try await transaction { transaction in
-            if let running = try await Self.runningOperation(of: clientId, now: origin.at, in: transaction) { throw running }
+            if let running = try await Self.runningOperation(of: clientId, now: origin.at, in: transaction) {
+                throw running
+            }
             try await transaction.lock("backup shares \(clientId)")
             let deleted = try await transaction.query(
                 "DELETE FROM backup_shares WHERE client_id = ? AND method = ? RETURNING party_index", .text(clientId),

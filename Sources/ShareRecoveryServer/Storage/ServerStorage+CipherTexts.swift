@@ -22,7 +22,11 @@ extension ServerStorage {
                 """,
                 .text(userId), .text(method.name), .text(text), .integer(now))
             try await Self.appendAudit(
-                [origin.event(existing.isEmpty ? .methodAdded : .methodRotated, account: userId) { $0.method = method }],
+                [
+                    origin.event(existing.isEmpty ? .methodAdded : .methodRotated, account: userId) {
+                        $0.method = method
+                    }
+                ],
                 in: transaction)
             return .done
         }
@@ -34,9 +38,12 @@ extension ServerStorage {
         let event = origin.event(.cipherTextRead, account: userId) { $0.method = method }
         return try await auditedRead { transaction in
             try await transaction.query(
-                "SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId), .text(method.name)
+                "SELECT cipher_text FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId),
+                .text(method.name)
             ).first?.text("cipher_text")
-        } audit: { text in text == nil ? [] : [event] }
+        } audit: { text in
+            text == nil ? [] : [event]
+        }
     }
 
     /// Deletes a cipherText, spending the token only when there was one to delete, with its
@@ -51,7 +58,9 @@ extension ServerStorage {
             let spent = try await transaction.query(
                 "SELECT token_id FROM spent_tokens WHERE token_id = ?", .text(token.id))
             guard spent.isEmpty else { return .tokenSpent }
-            if let running = try await Self.runningOperation(of: userId, now: origin.at, in: transaction) { throw running }
+            if let running = try await Self.runningOperation(of: userId, now: origin.at, in: transaction) {
+                throw running
+            }
             let existing = try await transaction.query(
                 "SELECT user_id FROM cipher_texts WHERE user_id = ? AND method = ?\(forUpdate)", .text(userId),
                 .text(method.name))
@@ -59,7 +68,8 @@ extension ServerStorage {
             guard try await Self.spend(token, in: transaction) else { return .tokenSpent }
             try await transaction.query(
                 "DELETE FROM cipher_texts WHERE user_id = ? AND method = ?", .text(userId), .text(method.name))
-            try await Self.appendAudit([origin.event(.methodDeleted, account: userId) { $0.method = method }], in: transaction)
+            try await Self.appendAudit(
+                [origin.event(.methodDeleted, account: userId) { $0.method = method }], in: transaction)
             return .done
         }
     }

@@ -56,9 +56,11 @@ extension ServerStorage {
             guard try await Self.advance(transaction, id: sessionId, now: now) else { return false }
             try await transaction.lock("signing shares \(clientId)")
             guard try await Self.currentSetIds(clientId: clientId, in: transaction).contains(device.approvedBy) else {
-                throw APIError.conflict("the approving device's set \(device.approvedBy) no longer signs for this wallet")
+                throw APIError.conflict(
+                    "the approving device's set \(device.approvedBy) no longer signs for this wallet")
             }
-            try await WalletDeviceRules.checkRoom(clientId: clientId, deviceId: device.deviceId, maximum: maximum, in: transaction)
+            try await WalletDeviceRules.checkRoom(
+                clientId: clientId, deviceId: device.deviceId, maximum: maximum, in: transaction)
             try await transaction.query(
                 """
                 INSERT INTO wallet_devices
@@ -66,7 +68,8 @@ extension ServerStorage {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 .text(clientId), .text(device.deviceId), .text(device.setId), .integer(Int64(device.generation)),
-                .text(device.approvedBy), .blob(device.sealedRecord), .text(device.enrolmentJSON), .integer(device.createdAt))
+                .text(device.approvedBy), .blob(device.sealedRecord), .text(device.enrolmentJSON),
+                .integer(device.createdAt))
             try await Self.appendAudit([added], in: transaction)
             return true
         }
@@ -78,13 +81,17 @@ extension ServerStorage {
         -> SingleUseWrite
     {
         try await transaction { transaction in
-            let spent = try await transaction.query("SELECT token_id FROM spent_tokens WHERE token_id = ?", .text(token.id))
+            let spent = try await transaction.query(
+                "SELECT token_id FROM spent_tokens WHERE token_id = ?", .text(token.id))
             guard spent.isEmpty else { return .tokenSpent }
             try await transaction.lock("signing shares \(clientId)")
             let deleted = try await transaction.query(
-                "DELETE FROM wallet_devices WHERE client_id = ? AND device_id = ? RETURNING set_id", .text(clientId), .text(deviceId))
+                "DELETE FROM wallet_devices WHERE client_id = ? AND device_id = ? RETURNING set_id", .text(clientId),
+                .text(deviceId))
             guard !deleted.isEmpty else { return .notFound }
-            guard try await Self.spend(token, in: transaction) else { throw APIError.unauthorized("the token was already used") }
+            guard try await Self.spend(token, in: transaction) else {
+                throw APIError.unauthorized("the token was already used")
+            }
             try await Self.appendAudit([removed], in: transaction)
             return .done
         }
@@ -106,7 +113,8 @@ extension ServerStorage {
     private static func storedDevice(_ row: SQLRow) throws -> StoredDevice {
         StoredDevice(
             deviceId: try row.text("device_id"), setId: try row.text("set_id"),
-            generation: UInt32(truncatingIfNeeded: try row.integer("generation")), approvedBy: try row.text("approved_by"),
+            generation: UInt32(truncatingIfNeeded: try row.integer("generation")),
+            approvedBy: try row.text("approved_by"),
             sealedRecord: try row.blob("sealed_record"), enrolmentJSON: try row.text("enrolment_json"),
             createdAt: try row.integer("created_at"))
     }
@@ -128,12 +136,14 @@ enum WalletDeviceRules {
         guard deviceId != WalletDeviceRules.primaryDeviceId, !taken.contains(deviceId) else {
             throw APIError.conflict("the wallet already has a device \(deviceId); choose another device id")
         }
-        let primary = try await transaction.query("SELECT set_id FROM signing_shares WHERE client_id = ?", .text(clientId))
+        let primary = try await transaction.query(
+            "SELECT set_id FROM signing_shares WHERE client_id = ?", .text(clientId))
         let count = taken.count + (primary.isEmpty ? 0 : 1)
         guard count < maximum else {
             throw APIError(
                 .conflict, .deviceLimitReached,
-                "the wallet has \(count) devices, the server's limit: remove one (`device remove`) before adding another")
+                "the wallet has \(count) devices, the server's limit: remove one (`device remove`) before adding another"
+            )
         }
     }
 }

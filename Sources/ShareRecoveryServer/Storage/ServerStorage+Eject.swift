@@ -23,7 +23,8 @@ extension ServerStorage {
     ) async throws -> EjectOutcome {
         try await transaction { transaction in
             try await transaction.lock("signing shares \(clientId)")
-            let spent = try await transaction.query("SELECT token_id FROM spent_tokens WHERE token_id = ?", .text(token.id))
+            let spent = try await transaction.query(
+                "SELECT token_id FROM spent_tokens WHERE token_id = ?", .text(token.id))
             guard spent.isEmpty else { return .tokenSpent }
             guard try await Self.isEjected(clientId: clientId, walletId: walletId, in: transaction) == false else {
                 return .alreadyEjected
@@ -48,13 +49,16 @@ extension ServerStorage {
 
     /// Whether the user's wallet of this id was ejected.
     func isEjected(clientId: String, walletId: String) async throws -> Bool {
-        try await read { transaction in try await Self.isEjected(clientId: clientId, walletId: walletId, in: transaction) }
+        try await read { transaction in
+            try await Self.isEjected(clientId: clientId, walletId: walletId, in: transaction)
+        }
     }
 
     /// Whether the user's wallet of this id was ejected, inside a transaction.
     static func isEjected(clientId: String, walletId: String, in transaction: any SQLTransaction) async throws -> Bool {
         try await !transaction.query(
-            "SELECT wallet_id FROM ejected_wallets WHERE client_id = ? AND wallet_id = ?", .text(clientId), .text(walletId)
+            "SELECT wallet_id FROM ejected_wallets WHERE client_id = ? AND wallet_id = ?", .text(clientId),
+            .text(walletId)
         ).isEmpty
     }
 }

@@ -114,7 +114,8 @@ extension ServerStorage {
                 try await transaction.query(
                     "UPDATE recovery_flows SET wrong_attempts = ?, state = 'ended' WHERE id = ?",
                     .integer(Int64(wrong)), .text(id))
-                try await Self.appendAudit([origin.event(.otpExhausted, account: identifier) { $0.flowId = id }], in: transaction)
+                try await Self.appendAudit(
+                    [origin.event(.otpExhausted, account: identifier) { $0.flowId = id }], in: transaction)
                 return .ended(reason: "too many wrong codes: the flow has ended")
             }
             try await transaction.query(

@@ -51,7 +51,8 @@ struct IdempotencyClaim: Sendable {
 
     /// What a request is told when another request with its key changed something first.
     static var takenByAnother: APIError {
-        APIError(.conflict, .requestInProgress, "a request with this Idempotency-Key is still being applied; retry shortly")
+        APIError(
+            .conflict, .requestInProgress, "a request with this Idempotency-Key is still being applied; retry shortly")
     }
 }
 

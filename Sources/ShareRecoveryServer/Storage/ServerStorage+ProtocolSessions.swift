@@ -40,9 +40,12 @@ extension ServerStorage {
     }
 
     /// The session, unless missing, expired or of another protocol.
-    func protocolSession(id: String, kind: ProtocolSessionRecord.Kind, now: Int64) async throws -> ProtocolSessionRecord? {
+    func protocolSession(id: String, kind: ProtocolSessionRecord.Kind, now: Int64) async throws
+        -> ProtocolSessionRecord?
+    {
         try await read { transaction in
-            guard let row = try await transaction.query("SELECT * FROM protocol_sessions WHERE id = ?", .text(id)).first else {
+            guard let row = try await transaction.query("SELECT * FROM protocol_sessions WHERE id = ?", .text(id)).first
+            else {
                 return nil
             }
             let session = try Self.protocolSessionRecord(row)
@@ -53,18 +56,23 @@ extension ServerStorage {
     /// open → done for a DKG session, storing the custodian's new signing share in the same transaction.
     /// - Returns: `false` when the session is no longer open (already finished, or raced).
     /// - Throws: 409 when the client already has a signing set: a DKG never replaces a wallet.
-    func completeDKG(id: String, share: SealedSigningShare, clientId: String, now: Int64, created: AuditEvent) async throws
+    func completeDKG(id: String, share: SealedSigningShare, clientId: String, now: Int64, created: AuditEvent)
+        async throws
         -> Bool
     {
         try await transaction { transaction in
             guard try await Self.advance(transaction, id: id, now: now) else { return false }
             try await transaction.lock("signing shares \(clientId)")
-            guard try await transaction.query("SELECT set_id FROM signing_shares WHERE client_id = ?", .text(clientId)).isEmpty else {
+            guard
+                try await transaction.query("SELECT set_id FROM signing_shares WHERE client_id = ?", .text(clientId))
+                    .isEmpty
+            else {
                 throw APIError.conflict("this user already has a wallet; a DKG does not replace it")
             }
             try await transaction.query(
                 "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)",
-                .text(clientId), .integer(Int64(share.partyIndex)), .text(share.setId), .integer(Int64(share.generation)),
+                .text(clientId), .integer(Int64(share.partyIndex)), .text(share.setId),
+                .integer(Int64(share.generation)),
                 .blob(share.sealedRecord))
             try await Self.appendAudit([created], in: transaction)
             return true
@@ -100,7 +108,8 @@ extension ServerStorage {
             if let expiresAt {
                 try await transaction.query(
                     "UPDATE protocol_sessions SET state = ?, sealed_state = ?, expires_at = ? WHERE id = ? AND state = ? AND expires_at > ? RETURNING id",
-                    .text(to.rawValue), .blob(sealedState), .integer(expiresAt), .text(id), .text(from.rawValue), .integer(now))
+                    .text(to.rawValue), .blob(sealedState), .integer(expiresAt), .text(id), .text(from.rawValue),
+                    .integer(now))
             } else {
                 try await transaction.query(
                     "UPDATE protocol_sessions SET state = ?, sealed_state = ? WHERE id = ? AND state = ? AND expires_at > ? RETURNING id",

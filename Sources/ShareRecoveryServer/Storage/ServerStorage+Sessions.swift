@@ -54,11 +54,14 @@ extension ServerStorage {
             ("expectedSet", .string(session.expectedSet)),
         ])
         let record = ProtocolSessionRecord(
-            id: session.id, clientId: session.clientId, kind: .resharing, state: .open, publicJSON: JSONWriter.write(binding),
+            id: session.id, clientId: session.clientId, kind: .resharing, state: .open,
+            publicJSON: JSONWriter.write(binding),
             sealedState: session.sealedSecrets, expiresAt: session.expiresAt)
         try await transaction { transaction in
             let running = try await Self.runningOperation(of: session.clientId, now: now, in: transaction)
-            guard try await transaction.query("SELECT id FROM protocol_sessions WHERE id = ?", .text(session.id)).isEmpty else {
+            guard
+                try await transaction.query("SELECT id FROM protocol_sessions WHERE id = ?", .text(session.id)).isEmpty
+            else {
                 throw APIError.conflict("a session with this id exists already")
             }
             if let running { throw running }
@@ -75,7 +78,8 @@ extension ServerStorage {
     /// open → finished, storing the pending shares; `false` when the session is no longer open.
     func finishSession(id: String, sealedPending: [UInt8]?, now: Int64) async throws -> Bool {
         try await transaction { transaction in
-            try await Self.advance(transaction, id: id, from: .open, to: .finished, sealedState: sealedPending ?? [], now: now)
+            try await Self.advance(
+                transaction, id: id, from: .open, to: .finished, sealedState: sealedPending ?? [], now: now)
         }
     }
 
@@ -160,7 +164,8 @@ extension ServerStorage {
             case .done: .confirmed
             }
         return SessionRecord(
-            id: record.id, clientId: record.clientId, purpose: try text("purpose"), method: try text("method"), state: state,
+            id: record.id, clientId: record.clientId, purpose: try text("purpose"), method: try text("method"),
+            state: state,
             planJSON: try text("plan"), dealingsJSON: try text("dealings"), expectedSet: try text("expectedSet"),
             sealedSecrets: state == .open ? record.sealedState : [],
             sealedPending: state == .finished && !record.sealedState.isEmpty ? record.sealedState : nil,

@@ -17,7 +17,8 @@ extension ServerStorage {
         try await transaction { transaction in
             try await transaction.lock("signing shares \(clientId)")
             let replaced = try await transaction.query(
-                "DELETE FROM signing_shares WHERE client_id = ? AND set_id <> ? RETURNING set_id", .text(clientId), .text(share.setId))
+                "DELETE FROM signing_shares WHERE client_id = ? AND set_id <> ? RETURNING set_id", .text(clientId),
+                .text(share.setId))
             // A new set replaces the wallet's: devices added from the old one stop signing too (docs/devices.md).
             if !replaced.isEmpty { try await Self.dropWalletDevices(clientId: clientId, in: transaction) }
             try await transaction.query(

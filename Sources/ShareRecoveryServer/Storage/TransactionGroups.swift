@@ -73,7 +73,8 @@ final class TransactionGroups: Sendable {
     {
         let claim = IdempotencyClaim.current, events = CommittedEvents.current
         let operation = OperationContext.current, context = ServiceContext.current
-        let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
+        let value = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<any Sendable, any Error>) in
             let job = Job(
                 body: { try await body($0) }, claim: claim, events: events, operation: operation, context: context,
                 finish: { continuation.resume(with: $0) })

@@ -39,13 +39,16 @@ struct AuditCommand: AsyncParsableCommand {
                     "share-recovery audit verify --database postgres://recovery:secret@127.0.0.1:5432/recovery",
                 ]))
         @OptionGroup var databaseOptions: DatabaseOptions
-        @Option(help: "A head printed by an earlier verify, <sequence>:<hash>, that must still be in the chain (repeatable).")
+        @Option(
+            help:
+                "A head printed by an earlier verify, <sequence>:<hash>, that must still be in the chain (repeatable).")
         var anchor: [String] = []
 
         func run() async throws {
             let anchors = try anchor.map { text in
                 guard let anchor = AuditAnchor(text) else {
-                    throw CLIError.usage("--anchor must be <sequence>:<64 hex digits>, as printed in head by an earlier verify")
+                    throw CLIError.usage(
+                        "--anchor must be <sequence>:<64 hex digits>, as printed in head by an earlier verify")
                 }
                 return anchor
             }
@@ -58,7 +61,8 @@ struct AuditCommand: AsyncParsableCommand {
                     ])
                 } ?? .null
             Terminal.output(
-                JSONWriter.write(.object([("intact", .bool(true)), ("rows", .number(String(verified.count))), ("head", head)])))
+                JSONWriter.write(
+                    .object([("intact", .bool(true)), ("rows", .number(String(verified.count))), ("head", head)])))
         }
     }
 

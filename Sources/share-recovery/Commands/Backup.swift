@@ -18,7 +18,9 @@ struct Backup: ParsableCommand {
     @Option(help: "The backup method.") var method: BackupMethod
     @Option(help: "The secret: UTF-8 text (password, recoveryCode) or 32 raw bytes / 64 hex digits.")
     var secretFile: String
-    @Option(help: "A file with the custodian's X25519 public key, 64 hex digits (custodian.pub from `custodian keypair`).") var custodianPub: String
+    @Option(
+        help: "A file with the custodian's X25519 public key, 64 hex digits (custodian.pub from `custodian keypair`).")
+    var custodianPub: String
     @Option(help: "Output directory.") var out: String
     @OptionGroup var kdf: KDFOptions
 
@@ -38,7 +40,8 @@ struct Backup: ParsableCommand {
             try Files.write(share.json + "\n", to: "\(out)/custodian-backup-share-\(share.partyIndex).json")
         }
         try Files.write(
-            JSONWriter.write(.array(custodianJSON.map(JSONValue.string))) + "\n", to: "\(out)/custodian-backup-shares.json")
+            JSONWriter.write(.array(custodianJSON.map(JSONValue.string))) + "\n",
+            to: "\(out)/custodian-backup-shares.json")
         for share in result.backupSet {
             try Files.write(share.json() + "\n", to: "\(out)/backup-share-\(share.partyIndex).json")
         }

@@ -20,7 +20,7 @@ struct CustodianCommand: ParsableCommand {
             discussion: helpText(
                 "DIR/custodian.key holds the secret key (64 hex digits, mode 0600): `select`, `recover` and `kit recover` read it with --custodian-key. DIR/custodian.pub is the public key that `backup` seals to (--custodian-pub).",
                 examples: [
-                    "share-recovery custodian keypair --out custodian",
+                    "share-recovery custodian keypair --out custodian"
                 ]))
 
         @Option(help: "Output directory.") var out: String
@@ -36,11 +36,12 @@ struct CustodianCommand: ParsableCommand {
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Seal a signing share to a reference server's custodian key and register it for a client (integrator call).",
+            abstract:
+                "Seal a signing share to a reference server's custodian key and register it for a client (integrator call).",
             discussion: helpText(
                 "An integrator call: hands the reference server the custodian's signing share of a client's wallet (party 2's share from `keygen`), sealed to the server's custodian key, so the server can later take part in backup and recovery for that client. --webhook-secret-file is the integrator's shared secret (`serve` generates <database>.webhook-secret on first start with SQLite).",
                 examples: [
-                    "share-recovery custodian register --server http://127.0.0.1:8080 --client-id user-1 --share wallet/share-2.json --webhook-secret-file share-recovery.sqlite.webhook-secret",
+                    "share-recovery custodian register --server http://127.0.0.1:8080 --client-id user-1 --share wallet/share-2.json --webhook-secret-file share-recovery.sqlite.webhook-secret"
                 ]))
         @Option(help: "The reference server's base URL.") var server: String
         @Option(help: "The client (user) id.") var clientId: String

@@ -22,7 +22,10 @@ struct DemoCommand: AsyncParsableCommand {
     var offline = false
 
     func run() async throws {
-        let root = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("share-recovery-demo-\(UUID().uuidString)").path
+        let root =
+            directory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("share-recovery-demo-\(UUID().uuidString)")
+            .path
         try Files.makeDirectory(root)
         let started = Date()
         if offline {
@@ -31,7 +34,10 @@ struct DemoCommand: AsyncParsableCommand {
         } else {
             try await ServerDemo(root: root).run()
         }
-        say(String(format: "\ndemo finished in %.1f s: both wallets recovered with their public keys unchanged" + (offline ? "" : " and signed again"), Date().timeIntervalSince(started)))
+        say(
+            String(
+                format: "\ndemo finished in %.1f s: both wallets recovered with their public keys unchanged"
+                    + (offline ? "" : " and signed again"), Date().timeIntervalSince(started)))
     }
 
     private func say(_ line: String) { Terminal.output(line) }
@@ -65,8 +71,9 @@ struct DemoCommand: AsyncParsableCommand {
         let cloudKey = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
         let passwordBackup = try await engine.backup(method: .password, secret: password)
         try await engine.backup(method: .cloudKey, secret: cloudKey, keyId: "kms/demo")
-        say("backed up: \(try await engine.activatedRecoveryMethods().map(\.name).joined(separator: ", ")) "
-            + "(cipherText \(passwordBackup.base64.prefix(24))…)")
+        say(
+            "backed up: \(try await engine.activatedRecoveryMethods().map(\.name).joined(separator: ", ")) "
+                + "(cipherText \(passwordBackup.base64.prefix(24))…)")
 
         // 3. Lose the device.
         try await device.remove()
@@ -102,12 +109,15 @@ struct DemoCommand: AsyncParsableCommand {
 }
 
 /// Runs a recovery, printing each status with its elapsed time, and checks the sequence is FORMATS.md §8's.
-func recoverShowingStatuses(_ engine: RecoveryEngine, method: BackupMethod, secret: BackupSecret) async throws -> ShareRecord {
+func recoverShowingStatuses(_ engine: RecoveryEngine, method: BackupMethod, secret: BackupSecret) async throws
+    -> ShareRecord
+{
     let started = Date()
     let statuses = Locked<[RecoveryStatus]>([])
     let recovered = try await engine.recover(method: method, secret: secret) { status in
         statuses.withLock { $0.append(status) }
-        Terminal.output(String(format: "  status: %@ (%.0f ms)", status.rawValue, Date().timeIntervalSince(started) * 1000))
+        Terminal.output(
+            String(format: "  status: %@ (%.0f ms)", status.rawValue, Date().timeIntervalSince(started) * 1000))
     }
     guard statuses.withLock({ $0 }) == RecoveryStatus.sequence else {
         throw ShareRecoveryError(.invalidParameters, "the statuses differ from the §8 sequence")

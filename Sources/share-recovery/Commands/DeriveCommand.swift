@@ -5,7 +5,9 @@ import ShareRecovery
 /// `derive`: a child of the wallet key by BIP-32 public derivation, and its xpub.
 struct DeriveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "derive", abstract: "A child public key of a secp256k1 wallet (BIP-32, non-hardened) and its xpub; --taproot adds its Taproot output key.",
+        commandName: "derive",
+        abstract:
+            "A child public key of a secp256k1 wallet (BIP-32, non-hardened) and its xpub; --taproot adds its Taproot output key.",
         discussion: helpText(
             "Without --path the key is the wallet key itself (m). The root is BIP-328's synthetic xpub of the wallet key Y: depth 0, parent fingerprint 0, child number 0 and BIP-328's fixed chain code (SHA-256 of \"MuSig2MuSig2MuSig2\"), so any BIP-32 wallet can import rootXpub and watch every child. Each step of --path is CKDpub; only non-hardened steps exist, because no party holds the wallet's private key (m/0/1, not m/0'). `sign --path` signs for the same child, with the same tweaks. ed25519 wallets have no non-hardened threshold derivation: no standard defines one (docs/derivation.md).\n\nThe wallet key comes from any signing share of the wallet (--signing-share; only its public part is read) or as hex (--public-key, the 33-byte compressed key `sign` prints as publicKey).\n\nPrints one JSON object: curve, walletPublicKey, path, rootXpub, publicKey (the child, compressed), xOnlyPublicKey, chainCode, xpub, parentFingerprint, tweaks (I_L of each step, hex: the plain tweaks the signers apply); with --taproot also taprootTweak, outputKey (x-only), outputKeyParity and scriptPubKey (OP_1 <outputKey>).",
             examples: [
@@ -24,10 +26,13 @@ struct DeriveCommand: ParsableCommand {
         let applied = try tweaks.apply(to: walletKey)
         let derived = applied.derivedKey
         var members: [(String, JSONValue)] = [
-            ("curve", .string(walletKey.curve.name)), ("walletPublicKey", .string(walletKey.hex)), ("path", .string(derived.path.description)),
+            ("curve", .string(walletKey.curve.name)), ("walletPublicKey", .string(walletKey.hex)),
+            ("path", .string(derived.path.description)),
             ("rootXpub", .string(derived.rootExtendedKey.serialized)), ("publicKey", .string(derived.publicKey.hex)),
-            ("xOnlyPublicKey", .string(Hex.encode(derived.publicKey.xOnlyRepresentation))), ("chainCode", .string(Hex.encode(derived.chainCode))),
-            ("xpub", .string(derived.extendedKey.serialized)), ("parentFingerprint", .string(Hex.encode(derived.extendedKey.parentFingerprint))),
+            ("xOnlyPublicKey", .string(Hex.encode(derived.publicKey.xOnlyRepresentation))),
+            ("chainCode", .string(Hex.encode(derived.chainCode))),
+            ("xpub", .string(derived.extendedKey.serialized)),
+            ("parentFingerprint", .string(Hex.encode(derived.extendedKey.parentFingerprint))),
             ("tweaks", .array(derived.tweaks.map { .string(Hex.encode($0.rawRepresentation.revealedBytes())) })),
         ]
         if tweaks.taproot {
@@ -52,7 +57,8 @@ struct DeriveCommand: ParsableCommand {
             guard bytes.count == 33 else {
                 throw ShareRecoveryError(
                     .invalidParameters,
-                    "--public-key has \(bytes.count) bytes; derivation needs the 33-byte compressed secp256k1 wallet key (a 32-byte key is ed25519, which has no non-hardened threshold derivation, or x-only, which lacks the parity BIP-32 hashes)")
+                    "--public-key has \(bytes.count) bytes; derivation needs the 33-byte compressed secp256k1 wallet key (a 32-byte key is ed25519, which has no non-hardened threshold derivation, or x-only, which lacks the parity BIP-32 hashes)"
+                )
             }
             return try mappingCryptoErrors { try Point(rawRepresentation: bytes, curve: .secp256k1) }
         default:

@@ -73,10 +73,12 @@ struct DeviceCommand: AsyncParsableCommand {
 
         @OptionGroup var serverOptions: ServerOptions
         @Option(help: "This device's signing share file (party 1).") var signingShare: String?
-        @Option(help: "Instead of --signing-share: this device's share store (its current share approves).") var store: String?
+        @Option(help: "Instead of --signing-share: this device's share store (its current share approves).") var store:
+            String?
         @Option(help: "With --store: the store's passcode file.") var passcodeFile: String?
         @Option(help: "The new device's id (1…64 of A–Z a–z 0–9 . _ -).") var deviceId: String
-        @Option(help: "The new device's deviceKey, as `device add request` printed it (64 hex digits).") var deviceKey: String
+        @Option(help: "The new device's deviceKey, as `device add request` printed it (64 hex digits).") var deviceKey:
+            String
 
         func run() async throws {
             guard (signingShare == nil) != (store == nil), (store == nil) == (passcodeFile == nil) else {
@@ -97,7 +99,8 @@ struct DeviceCommand: AsyncParsableCommand {
                 share = try Files.readShare(signingShare!)
             }
             let client = HTTPWalletClient(baseURL: serverOptions.server, tokenProvider: try serverOptions.tokens())
-            let added = try await client.approveDevice(share: share, clientId: serverOptions.userId, deviceId: deviceId, deviceKey: key)
+            let added = try await client.approveDevice(
+                share: share, clientId: serverOptions.userId, deviceId: deviceId, deviceKey: key)
             Terminal.output(JSONWriter.write(deviceJSON(added)))
         }
     }
@@ -122,13 +125,15 @@ struct DeviceCommand: AsyncParsableCommand {
             guard let secret = Hex.decodeSecret(try Files.readTrimmedLine(keyFile)), secret.count == 32,
                 let pair = try? SealingKeyPair(secretKey: secret)
             else {
-                throw ShareRecoveryError(.invalidKeyMaterial, "\(keyFile) must hold the 64 hex digits `device add request` wrote")
+                throw ShareRecoveryError(
+                    .invalidKeyMaterial, "\(keyFile) must hold the 64 hex digits `device add request` wrote")
             }
             let expected = try publicKey.map { (text) throws -> Point in
                 guard let bytes = Hex.decode(text) else { throw CLIError.usage("--public-key must be hex") }
                 return try Point(rawRepresentation: bytes, curve: bytes.count == 33 ? .secp256k1 : .ed25519)
             }
-            let share = try await serverOptions.client().joinDevice(deviceId: deviceId, keyPair: pair, walletPublicKey: expected)
+            let share = try await serverOptions.client().joinDevice(
+                deviceId: deviceId, keyPair: pair, walletPublicKey: expected)
             try Files.write(share.json(includingSecret: true) + "\n", to: out, secret: true)
             try? FileManager.default.removeItem(atPath: keyFile)
             Terminal.output(share.json())
@@ -147,7 +152,10 @@ struct DeviceCommand: AsyncParsableCommand {
         func run() async throws {
             let (devices, maximum) = try await serverOptions.client().devices()
             Terminal.output(
-                JSONWriter.write(.object([("devices", .array(devices.map(deviceJSON))), ("maximumDevices", .number(String(maximum)))])))
+                JSONWriter.write(
+                    .object([
+                        ("devices", .array(devices.map(deviceJSON))), ("maximumDevices", .number(String(maximum))),
+                    ])))
         }
     }
 
@@ -156,7 +164,9 @@ struct DeviceCommand: AsyncParsableCommand {
             abstract: "Remove a device: its share signs nothing from then on; the others keep signing.",
             discussion: helpText(
                 "Deletes the custodian's share of the device's set (a single-use token of purpose removeDevice). The primary device (the one that created or recovered the wallet) cannot be removed: recover on another device instead. Prints {\"removed\": id}.",
-                examples: ["share-recovery device remove --server http://127.0.0.1:8080 --token-file remove.token --device-id phone"]))
+                examples: [
+                    "share-recovery device remove --server http://127.0.0.1:8080 --token-file remove.token --device-id phone"
+                ]))
 
         @OptionGroup var serverOptions: DeviceServerOptions
         @Option(help: "The device to remove.") var deviceId: String
@@ -171,7 +181,8 @@ struct DeviceCommand: AsyncParsableCommand {
 /// A device as the CLI prints it.
 private func deviceJSON(_ device: WalletDevice) -> JSONValue {
     var members: [(key: String, value: JSONValue)] = [
-        ("deviceId", .string(device.deviceId)), ("setId", .string(device.setId)), ("generation", .number(String(device.generation))),
+        ("deviceId", .string(device.deviceId)), ("setId", .string(device.setId)),
+        ("generation", .number(String(device.generation))),
     ]
     if let approvedBy = device.approvedBy { members.append(("approvedBy", .string(approvedBy))) }
     return .object(members)

@@ -18,23 +18,32 @@ struct EjectCommand: AsyncParsableCommand {
                 "share-recovery eject --signing-share recovered/share-1.json --signing-share recovered/share-2.json --network testnet --reveal-secret",
             ]))
 
-    @Option(name: .customLong("signing-share"), help: "A share file of the wallet, with its secret (repeat: t of one set; with --server: the device's one).")
+    @Option(
+        name: .customLong("signing-share"),
+        help: "A share file of the wallet, with its secret (repeat: t of one set; with --server: the device's one).")
     var signingShares: [String] = []
-    @Option(help: "A reference server whose custodian releases its share (then give only the device's share).") var server: String?
+    @Option(help: "A reference server whose custodian releases its share (then give only the device's share).")
+    var server: String?
     @Option(help: "With --server: the user id.") var userId: String?
     @Option(help: "With --server: a file with a token of purpose eject.") var tokenFile: String?
-    @Option(help: "With --server, instead of --signing-share: the device's share store (its current share).") var store: String?
+    @Option(help: "With --server, instead of --signing-share: the device's share store (its current share).") var store:
+        String?
     @Option(help: "With --store: the store's passcode file.") var passcodeFile: String?
-    @Option(help: "Offline, with one user backup share: a file with a JSON array of custodian backup share strings.") var custodianShares: String?
-    @Option(help: "With --custodian-shares: the custodian's X25519 secret key file, 64 hex digits.") var custodianKey: String?
+    @Option(help: "Offline, with one user backup share: a file with a JSON array of custodian backup share strings.")
+    var custodianShares: String?
+    @Option(help: "With --custodian-shares: the custodian's X25519 secret key file, 64 hex digits.") var custodianKey:
+        String?
     @Option(help: "With --custodian-shares: the backup's method.") var method: BackupMethod?
-    @Option(help: "WIF version byte for secp256k1: mainnet (0x80) or testnet (0xef, also signet and regtest).") var network = "mainnet"
+    @Option(help: "WIF version byte for secp256k1: mainnet (0x80) or testnet (0xef, also signet and regtest).")
+    var network = "mainnet"
     @Option(help: "Write the key to this new file (mode 0600).") var out: String?
     @Flag(help: "Print the key on stdout instead of writing --out.") var revealSecret = false
 
     func run() async throws {
         try checkUsage()
-        guard let network = EjectedKey.WIFNetwork(name: network) else { throw CLIError.usage("--network must be mainnet or testnet") }
+        guard let network = EjectedKey.WIFNetwork(name: network) else {
+            throw CLIError.usage("--network must be mainnet or testnet")
+        }
         if let out, FileManager.default.fileExists(atPath: out) {
             throw CLIError.file("\(out) exists; eject writes the key only to a new file")
         }
@@ -43,7 +52,8 @@ struct EjectCommand: AsyncParsableCommand {
         let text = try Self.keyJSON(key, network: network)
         if let out {
             try Files.write(text + "\n", to: out, secret: true)
-            Terminal.error("the private key is in \(out) (mode 0600); import it into the new wallet, then delete the file")
+            Terminal.error(
+                "the private key is in \(out) (mode 0600); import it into the new wallet, then delete the file")
             Terminal.output(JSONWriter.write(Self.publicJSON(key, out: out)))
         } else {
             Terminal.output(text)
@@ -51,20 +61,28 @@ struct EjectCommand: AsyncParsableCommand {
     }
 
     private func checkUsage() throws {
-        if out == nil, !revealSecret { throw CLIError.usage("give --out FILE for the key (mode 0600), or --reveal-secret to print it") }
+        if out == nil, !revealSecret {
+            throw CLIError.usage("give --out FILE for the key (mode 0600), or --reveal-secret to print it")
+        }
         if out != nil, revealSecret { throw CLIError.usage("give --out or --reveal-secret, not both") }
         try DeviceShareSource.checkUsage(
             server: server, userId: userId, tokenFile: tokenFile, store: store, passcodeFile: passcodeFile,
             signingShares: signingShares.count, purpose: "eject")
         if server != nil, custodianShares != nil || custodianKey != nil || method != nil {
-            throw CLIError.usage("--custodian-shares, --custodian-key and --method are for an offline eject (without --server)")
+            throw CLIError.usage(
+                "--custodian-shares, --custodian-key and --method are for an offline eject (without --server)")
         }
         let custodianOptions = [custodianShares == nil, custodianKey == nil, method == nil]
-        if Set(custodianOptions).count != 1 { throw CLIError.usage("--custodian-shares, --custodian-key and --method go together") }
-        if custodianShares != nil, signingShares.count != 1 {
-            throw CLIError.usage("with --custodian-shares give one --signing-share: the user backup share (`decrypt --reveal-secret`)")
+        if Set(custodianOptions).count != 1 {
+            throw CLIError.usage("--custodian-shares, --custodian-key and --method go together")
         }
-        if server == nil, signingShares.isEmpty { throw CLIError.usage("give the wallet's shares with --signing-share (t of one set)") }
+        if custodianShares != nil, signingShares.count != 1 {
+            throw CLIError.usage(
+                "with --custodian-shares give one --signing-share: the user backup share (`decrypt --reveal-secret`)")
+        }
+        if server == nil, signingShares.isEmpty {
+            throw CLIError.usage("give the wallet's shares with --signing-share (t of one set)")
+        }
     }
 
     private func rebuild() async throws -> EjectedKey {
@@ -82,23 +100,33 @@ struct EjectCommand: AsyncParsableCommand {
         var shares = try signingShares.map(Files.readShare)
         if let custodianShares, let custodianKey, let method {
             let selector = CustodianShareSelector(custodianKey: try Files.readCustodianKey(custodianKey))
-            shares += try selector.select(for: shares[0], method: method, candidates: try Files.readCustodianShares(custodianShares)).get()
+            shares += try selector.select(
+                for: shares[0], method: method, candidates: try Files.readCustodianShares(custodianShares)
+            ).get()
         }
         return try KeyEjection.rebuildKeyForEject(shares)
     }
 
     /// The key file: public facts, then the key in every form a wallet imports for its curve.
     static func keyJSON(_ key: EjectedKey, network: EjectedKey.WIFNetwork) throws -> String {
-        var members: [(key: String, value: JSONValue)] = [("warning", .string("the wallet's full private key: whoever reads it owns the wallet"))]
+        var members: [(key: String, value: JSONValue)] = [
+            ("warning", .string("the wallet's full private key: whoever reads it owns the wallet"))
+        ]
         members += publicMembers(key)
         // Text only for the moment it takes to write it out (a String cannot be wiped).
         members.append(("privateKeyHex", .string(String(decoding: key.privateKeyHex.revealedBytes(), as: UTF8.self))))
         switch key.curve {
         case .secp256k1:
-            members.append(("wif", .string(String(decoding: try key.wif(network: network).revealedBytes(), as: UTF8.self))))
+            members.append(
+                ("wif", .string(String(decoding: try key.wif(network: network).revealedBytes(), as: UTF8.self))))
             members.append(("wifNetwork", .string(network.name)))
             members.append(("wifCompressed", .bool(true)))
-            members.append(("xprv", .string(String(decoding: try key.extendedPrivateKey(network: network).revealedBytes(), as: UTF8.self))))
+            members.append(
+                (
+                    "xprv",
+                    .string(
+                        String(decoding: try key.extendedPrivateKey(network: network).revealedBytes(), as: UTF8.self))
+                ))
         case .ed25519:
             members.append(("privateKeyForm", .string("ed25519 scalar, 32 bytes little-endian; not an RFC 8032 seed")))
         }

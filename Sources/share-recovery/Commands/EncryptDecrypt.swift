@@ -4,12 +4,13 @@ import ShareRecovery
 
 /// `encrypt`: a backup share record into a cipherText.
 struct Encrypt: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Encrypt a backup share (§4 JSON with secret) into a cipherText.",
-    discussion: helpText(
-        "--share must be a backup share with its secret (for example the output of `decrypt --reveal-secret`). --secret-file: UTF-8 text for password and recoveryCode; 32 raw bytes or 64 hex digits for the key-material methods. Argon2id parameters below opslimit 1 or memlimit 8 KiB are refused; the defaults (3, 65536 KiB) are the recommended ones.",
-        examples: [
-            "share-recovery encrypt --share backup-share.json --method recoveryCode --secret-file code.txt --out code.cipherText",
-        ]))
+    static let configuration = CommandConfiguration(
+        abstract: "Encrypt a backup share (§4 JSON with secret) into a cipherText.",
+        discussion: helpText(
+            "--share must be a backup share with its secret (for example the output of `decrypt --reveal-secret`). --secret-file: UTF-8 text for password and recoveryCode; 32 raw bytes or 64 hex digits for the key-material methods. Argon2id parameters below opslimit 1 or memlimit 8 KiB are refused; the defaults (3, 65536 KiB) are the recommended ones.",
+            examples: [
+                "share-recovery encrypt --share backup-share.json --method recoveryCode --secret-file code.txt --out code.cipherText"
+            ]))
 
     @Option(help: "The backup share JSON file.") var share: String
     @Option(help: "The backup method.") var method: BackupMethod

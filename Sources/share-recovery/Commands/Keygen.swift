@@ -27,7 +27,8 @@ struct Keygen: ParsableCommand {
             shares = try DistributedKeyGeneration.run(
                 parameters: DKGParameters(curve: curve, walletId: walletId, threshold: threshold, parties: parties))
         } else {
-            shares = try KeyGeneration.generate(curve: curve, walletId: walletId, threshold: threshold, parties: parties)
+            shares = try KeyGeneration.generate(
+                curve: curve, walletId: walletId, threshold: threshold, parties: parties)
         }
         try Files.writeSigningSet(shares, to: out)
         if !dkg {

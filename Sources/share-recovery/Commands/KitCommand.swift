@@ -67,7 +67,7 @@ struct KitCommand: AsyncParsableCommand {
             discussion: helpText(
                 "Prints one mnemonic per line on stdout (each group announced on stderr). The optional passphrase is part of the kit: without it the kit recovers a different, useless share. --groups: `1of1`, `2of3`, or GROUP_THRESHOLD:GROUP,… such as `2:1of1,2of3`.",
                 examples: [
-                    "share-recovery kit export --cipher-text backup/cipherText --secret-file password.txt --groups 2of3 --reveal-secret > kit.txt",
+                    "share-recovery kit export --cipher-text backup/cipherText --secret-file password.txt --groups 2of3 --reveal-secret > kit.txt"
                 ]))
         @Option(help: "The cipherText file.") var cipherText: String
         @Option(help: "The cipherText's secret file.") var secretFile: String
@@ -80,24 +80,28 @@ struct KitCommand: AsyncParsableCommand {
             let envelope = try CipherText(base64: try Files.readTrimmedLine(cipherText))
             let share = try envelope.decrypt(secret: try Files.readSecret(secretFile, method: envelope.method))
             let kit = try BackupShareKit.export(
-                share, groupThreshold: groups.groupThreshold, groups: groups.groups, passphrase: try passphrase(passphraseFile))
+                share, groupThreshold: groups.groupThreshold, groups: groups.groups,
+                passphrase: try passphrase(passphraseFile))
             printKit(kit, layout: groups)
         }
     }
 
     struct Combine: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Combine mnemonics and print the master secret in hex.",
-        discussion: helpText(
-            "--mnemonics-file holds mnemonics of one kit, one per line: exactly the threshold of each group needed (SLIP-39 refuses extra ones, error tooManyMembers). The master secret (the backup share's scalar) is printed in hex: a secret.",
-            examples: [
-                "share-recovery kit combine --mnemonics-file two-of-kit.txt --reveal-secret",
-            ]))
+        static let configuration = CommandConfiguration(
+            abstract: "Combine mnemonics and print the master secret in hex.",
+            discussion: helpText(
+                "--mnemonics-file holds mnemonics of one kit, one per line: exactly the threshold of each group needed (SLIP-39 refuses extra ones, error tooManyMembers). The master secret (the backup share's scalar) is printed in hex: a secret.",
+                examples: [
+                    "share-recovery kit combine --mnemonics-file two-of-kit.txt --reveal-secret"
+                ]))
         @Option(help: "A file with one mnemonic per line.") var mnemonicsFile: String
         @Option(help: "Optional SLIP-39 passphrase file.") var passphraseFile: String?
         @Flag(help: "Required: the master secret is printed on stdout.") var revealSecret = false
 
         func run() throws {
-            guard revealSecret else { throw CLIError.usage("kit combine prints the master secret; pass --reveal-secret") }
+            guard revealSecret else {
+                throw CLIError.usage("kit combine prints the master secret; pass --reveal-secret")
+            }
             let shares = try SLIP39.decodeMnemonics(lines: SecureBytes(copying: try Files.read(mnemonicsFile)))
             let secret = try SLIP39.combine(shares, passphrase: try passphrase(passphraseFile))
             Terminal.output(Hex.encode(secret.revealedBytes()))
@@ -110,12 +114,18 @@ struct KitCommand: AsyncParsableCommand {
             discussion: helpText(
                 "--mnemonics-file holds exactly the threshold of mnemonics of each group needed, one per line (SLIP-39 refuses extra ones). Combines them into the user backup share, then recovers as `recover` does, with the same statuses: --custodian-shares is a file with a JSON array of §6 strings, --custodian-key the custodian's secret key file.",
                 examples: [
-                    "share-recovery kit recover --mnemonics-file two-of-kit.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key --out recovered",
+                    "share-recovery kit recover --mnemonics-file two-of-kit.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key --out recovered"
                 ]))
         @Option(help: "A file with one mnemonic per line.") var mnemonicsFile: String
         @Option(help: "Optional SLIP-39 passphrase file.") var passphraseFile: String?
-        @Option(help: "A file with a JSON array of custodian backup share strings (custodian-backup-shares.json from `backup`).") var custodianShares: String
-        @Option(help: "A file with the custodian's X25519 secret key, 64 hex digits (custodian.key from `custodian keypair`).") var custodianKey: String
+        @Option(
+            help:
+                "A file with a JSON array of custodian backup share strings (custodian-backup-shares.json from `backup`)."
+        ) var custodianShares: String
+        @Option(
+            help:
+                "A file with the custodian's X25519 secret key, 64 hex digits (custodian.key from `custodian keypair`)."
+        ) var custodianKey: String
         @Option(help: "Output directory for the new signing set.") var out: String
         @OptionGroup var progressOptions: ProgressOptions
 
@@ -130,7 +140,8 @@ struct KitCommand: AsyncParsableCommand {
                 progress.report(.decryptingShare)
                 let secret = try SLIP39.combine(shares, passphrase: try passphrase(passphraseFile))
                 progress.report(.parsingShare)
-                let (userShare, method) = try BackupShareKit.userShare(masterSecret: secret, custodianShares: candidates)
+                let (userShare, method) = try BackupShareKit.userShare(
+                    masterSecret: secret, custodianShares: candidates)
                 let recovered = try OfflineRecovery.recover(
                     userShare: userShare, method: method, custodianShares: candidates, custodianKey: key,
                     store: { try Files.writeSigningSet($0, to: output) }, progress: progress.report)
@@ -151,10 +162,11 @@ struct KitCommand: AsyncParsableCommand {
             discussion: helpText(
                 "Needs an addOrUpdateRecovery token, the device store and its passcode, and the webhook secret (as `methods add`). The kit takes the recoveryCode slot: a typed recovery code or an earlier kit stops working. --groups: `1of1`, `2of3`, or GROUP_THRESHOLD:GROUP,… such as `2:1of1,2of3`.",
                 examples: [
-                    "share-recovery kit create --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token --webhook-secret-file share-recovery.sqlite.webhook-secret --store device --passcode-file passcode.txt --groups 2of3 --reveal-secret > kit.txt",
+                    "share-recovery kit create --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token --webhook-secret-file share-recovery.sqlite.webhook-secret --store device --passcode-file passcode.txt --groups 2of3 --reveal-secret > kit.txt"
                 ]))
         @OptionGroup var serverOptions: ServerOptions
-        @Option(help: "The integrator's webhook secret file (delivers the custodian backup share).") var webhookSecretFile: String
+        @Option(help: "The integrator's webhook secret file (delivers the custodian backup share).")
+        var webhookSecretFile: String
         @Option(help: "The device's signing share store directory.") var store: String
         @Option(help: "The store's passcode file.") var passcodeFile: String
         @Option(help: "Layout: 1of1, 2of3, or GROUP_THRESHOLD:1of1,2of3,….") var groups = Layout(argument: "1of1")!
@@ -166,20 +178,23 @@ struct KitCommand: AsyncParsableCommand {
             guard revealSecret else { throw CLIError.usage("kit create prints secret mnemonics; pass --reveal-secret") }
             guard kdf.keyId.isEmpty else { throw CLIError.usage("a kit's cipherText has its own keyId; drop --key-id") }
             let engine = try await serverOptions.deviceEngine(
-                store: store, passcodeFile: passcodeFile, webhookSecretFile: webhookSecretFile, argon2: try kdf.parameters())
+                store: store, passcodeFile: passcodeFile, webhookSecretFile: webhookSecretFile,
+                argon2: try kdf.parameters())
             let kit = try await engine.createRecoveryKit(
-                groupThreshold: groups.groupThreshold, groups: groups.groups, passphrase: try passphrase(passphraseFile))
+                groupThreshold: groups.groupThreshold, groups: groups.groups, passphrase: try passphrase(passphraseFile)
+            )
             printKit(kit, layout: groups)
         }
     }
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Whether the recoveryCode slot holds a kit rather than a typed code (recover token: reads its header).",
+            abstract:
+                "Whether the recoveryCode slot holds a kit rather than a typed code (recover token: reads its header).",
             discussion: helpText(
                 "Prints {\"recoveryKit\": true|false}; needs a recover token (it reads the cipherText's header).",
                 examples: [
-                    "share-recovery kit status --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token",
+                    "share-recovery kit status --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token"
                 ]))
         @OptionGroup var serverOptions: ServerOptions
 

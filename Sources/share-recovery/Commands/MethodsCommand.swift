@@ -21,7 +21,8 @@ struct ServerOptions: ParsableArguments {
         try await device.authenticate(try Files.readSecretLine(passcodeFile))
         return RecoveryEngine(
             configuration: ReferenceServerClient(base: server).engineConfiguration(
-                userId: userId, store: device, tokens: try tokens(), webhookSecret: try Files.readSecretLine(webhookSecretFile),
+                userId: userId, store: device, tokens: try tokens(),
+                webhookSecret: try Files.readSecretLine(webhookSecretFile),
                 argon2: argon2))
     }
 
@@ -46,12 +47,13 @@ struct MethodsCommand: AsyncParsableCommand {
         subcommands: [List.self, Add.self, Delete.self])
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The activated recovery methods (a token of any purpose).",
-        discussion: helpText(
-            "Prints a JSON array of method names.",
-            examples: [
-                "share-recovery methods list --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token",
-            ]))
+        static let configuration = CommandConfiguration(
+            abstract: "The activated recovery methods (a token of any purpose).",
+            discussion: helpText(
+                "Prints a JSON array of method names.",
+                examples: [
+                    "share-recovery methods list --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token"
+                ]))
         @OptionGroup var serverOptions: ServerOptions
 
         func run() async throws {
@@ -62,14 +64,16 @@ struct MethodsCommand: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a method, or rotate it: a new backup set, and the old cipherText stops working (addOrUpdateRecovery token).",
+            abstract:
+                "Add a method, or rotate it: a new backup set, and the old cipherText stops working (addOrUpdateRecovery token).",
             discussion: helpText(
                 "Reshares the device's signing share (from --store, unlocked with --passcode-file) with the server's custodian into a new backup set, stores the cipherText with the integrator and delivers the custodian backup share through the webhook (--webhook-secret-file). Adding a method that exists rotates it: its old cipherText stops working. --secret-file is read as for `backup`.",
                 examples: [
-                    "share-recovery methods add --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token --webhook-secret-file share-recovery.sqlite.webhook-secret --store device --passcode-file passcode.txt --method password --secret-file password.txt",
+                    "share-recovery methods add --server http://127.0.0.1:8080 --user-id user-1 --token-file add.token --webhook-secret-file share-recovery.sqlite.webhook-secret --store device --passcode-file passcode.txt --method password --secret-file password.txt"
                 ]))
         @OptionGroup var serverOptions: ServerOptions
-        @Option(help: "The integrator's webhook secret file (delivers the custodian backup share).") var webhookSecretFile: String
+        @Option(help: "The integrator's webhook secret file (delivers the custodian backup share).")
+        var webhookSecretFile: String
         @Option(help: "The device's signing share store directory.") var store: String
         @Option(help: "The store's passcode file.") var passcodeFile: String
         @Option(help: "The backup method.") var method: BackupMethod
@@ -79,24 +83,28 @@ struct MethodsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let engine = try await serverOptions.deviceEngine(
-                store: store, passcodeFile: passcodeFile, webhookSecretFile: webhookSecretFile, argon2: try kdf.parameters())
+                store: store, passcodeFile: passcodeFile, webhookSecretFile: webhookSecretFile,
+                argon2: try kdf.parameters())
             let cipherText = try await engine.addOrUpdateRecoveryMethod(
                 method, secret: try Files.readSecret(secretFile, method: method), keyId: kdf.keyId)
             Terminal.output(
-                JSONWriter.write(.object([("method", .string(method.name)), ("cipherText", .string(cipherText.base64))])))
+                JSONWriter.write(
+                    .object([("method", .string(method.name)), ("cipherText", .string(cipherText.base64))])))
         }
     }
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete a method's cipherText and custodian backup share (deleteRecovery token); never the last one without --force.",
+            abstract:
+                "Delete a method's cipherText and custodian backup share (deleteRecovery token); never the last one without --force.",
             discussion: helpText(
                 "Needs a deleteRecovery token. Deleting the last method would leave no way to recover, so it is refused unless --force is given.",
                 examples: [
-                    "share-recovery methods delete --server http://127.0.0.1:8080 --user-id user-1 --token-file delete.token --webhook-secret-file share-recovery.sqlite.webhook-secret --method cloudKey",
+                    "share-recovery methods delete --server http://127.0.0.1:8080 --user-id user-1 --token-file delete.token --webhook-secret-file share-recovery.sqlite.webhook-secret --method cloudKey"
                 ]))
         @OptionGroup var serverOptions: ServerOptions
-        @Option(help: "The integrator's webhook secret file (deletes the custodian backup share).") var webhookSecretFile: String
+        @Option(help: "The integrator's webhook secret file (deletes the custodian backup share).")
+        var webhookSecretFile: String
         @Option(help: "The backup method.") var method: BackupMethod
         @Flag(help: "Delete even the last method, leaving no way to recover.") var force = false
 
@@ -124,12 +132,13 @@ struct OTPCommand: AsyncParsableCommand {
         subcommands: [Start.self, Verify.self])
 
     struct Start: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Start a flow; the server sends the code out of band.",
-        discussion: helpText(
-            "Prints {\"flowId\": …}. The code goes out of band (the reference server's default: a line in share-recovery-otp.jsonl).",
-            examples: [
-                "share-recovery otp start --server http://127.0.0.1:8080 --identifier user-1 --purpose recover",
-            ]))
+        static let configuration = CommandConfiguration(
+            abstract: "Start a flow; the server sends the code out of band.",
+            discussion: helpText(
+                "Prints {\"flowId\": …}. The code goes out of band (the reference server's default: a line in share-recovery-otp.jsonl).",
+                examples: [
+                    "share-recovery otp start --server http://127.0.0.1:8080 --identifier user-1 --purpose recover"
+                ]))
         @Option(help: "The reference server's base URL.") var server: String
         @Option(help: "The user id the code is sent for.") var identifier: String
         @Option(help: "recover, addOrUpdateRecovery, deleteRecovery, sign or eject.") var purpose: String
@@ -138,18 +147,20 @@ struct OTPCommand: AsyncParsableCommand {
             guard TokenPurpose(rawValue: purpose) != nil else {
                 throw ValidationError("--purpose must be recover, addOrUpdateRecovery, deleteRecovery, sign or eject")
             }
-            let flowId = try await ReferenceServerClient(base: server).startFlow(identifier: identifier, purpose: purpose)
+            let flowId = try await ReferenceServerClient(base: server).startFlow(
+                identifier: identifier, purpose: purpose)
             Terminal.output(JSONWriter.write(.object([("flowId", .string(flowId))])))
         }
     }
 
     struct Verify: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Verify a code; the token goes to a 0600 file, never to output.",
-        discussion: helpText(
-            "--code-file holds the one-time code. Too many wrong codes end the flow; start a new one.",
-            examples: [
-                "share-recovery otp verify --server http://127.0.0.1:8080 --flow-id FLOW_ID --code-file code.txt --token-out recover.token",
-            ]))
+        static let configuration = CommandConfiguration(
+            abstract: "Verify a code; the token goes to a 0600 file, never to output.",
+            discussion: helpText(
+                "--code-file holds the one-time code. Too many wrong codes end the flow; start a new one.",
+                examples: [
+                    "share-recovery otp verify --server http://127.0.0.1:8080 --flow-id FLOW_ID --code-file code.txt --token-out recover.token"
+                ]))
         @Option(help: "The reference server's base URL.") var server: String
         @Option(help: "The flow id from `otp start`.") var flowId: String
         @Option(help: "A file with the one-time code.") var codeFile: String

@@ -9,13 +9,17 @@ struct Select: ParsableCommand {
         discussion: helpText(
             "Decrypts the cipherText, then applies FORMATS.md §7 to the candidates: --custodian-shares is a file holding a JSON array of §6 strings (as `backup` writes to custodian-backup-shares.json); --custodian-key is the custodian's secret key file (custodian.key). Each candidate's reason goes to stderr; the chosen shares' public descriptions to stdout.",
             examples: [
-                "share-recovery select --cipher-text backup/cipherText --secret-file password.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key",
+                "share-recovery select --cipher-text backup/cipherText --secret-file password.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key"
             ]))
 
     @Option(help: "The cipherText file.") var cipherText: String
     @Option(help: "The secret file.") var secretFile: String
-    @Option(help: "A file with a JSON array of custodian backup share strings (custodian-backup-shares.json from `backup`).") var custodianShares: String
-    @Option(help: "A file with the custodian's X25519 secret key, 64 hex digits (custodian.key from `custodian keypair`).") var custodianKey: String
+    @Option(
+        help: "A file with a JSON array of custodian backup share strings (custodian-backup-shares.json from `backup`)."
+    ) var custodianShares: String
+    @Option(
+        help: "A file with the custodian's X25519 secret key, 64 hex digits (custodian.key from `custodian keypair`).")
+    var custodianKey: String
 
     func run() throws {
         let envelope = try CipherText(base64: try Files.readTrimmedLine(cipherText))
@@ -42,8 +46,12 @@ struct Recover: ParsableCommand {
 
     @Option(help: "The cipherText file.") var cipherText: String
     @Option(help: "The secret file.") var secretFile: String
-    @Option(help: "A file with a JSON array of custodian backup share strings (custodian-backup-shares.json from `backup`).") var custodianShares: String
-    @Option(help: "A file with the custodian's X25519 secret key, 64 hex digits (custodian.key from `custodian keypair`).") var custodianKey: String
+    @Option(
+        help: "A file with a JSON array of custodian backup share strings (custodian-backup-shares.json from `backup`)."
+    ) var custodianShares: String
+    @Option(
+        help: "A file with the custodian's X25519 secret key, 64 hex digits (custodian.key from `custodian keypair`).")
+    var custodianKey: String
     @Option(help: "Output directory for the new signing set.") var out: String
     @OptionGroup var progressOptions: ProgressOptions
 

@@ -6,7 +6,8 @@ import ShareRecoveryServer
 /// `serve`: the reference server.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).",
+        commandName: "serve",
+        abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).",
         discussion: helpText(
             "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET). Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM. Probes: GET /health (liveness), GET /ready (200 once the database answers and is migrated, else 503). With --metrics-token-file, GET /metrics serves Prometheus text to a scraper sending that token as a bearer token (docs/server.md, \"Operations\"). A W3C traceparent header is accepted and passed on to the webhook calls a request makes; a build with `--traits OTLP` exports the spans over OTLP/HTTP as the OTEL_* variables say (docs/server.md, \"Tracing\").",
             examples: [
@@ -22,20 +23,29 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "TCP port (0: any free port; the bound port is printed).") var port = 8080
     @Option(help: "An SQLite file path (default) or a postgres://user:pass@host:port/db URL.")
     var database = "share-recovery.sqlite"
-    @Option(help: "File with the 64-hex-digit master key (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file).")
+    @Option(
+        help:
+            "File with the 64-hex-digit master key (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file)."
+    )
     var masterKeyFile: String?
     @Option(help: "File with the webhook secret (else $SHARE_RECOVERY_WEBHOOK_SECRET; SQLite: a generated demo file).")
     var webhookSecretFile: String?
     @Option(help: "The integrator's webhook base URL (default: this server's own /webhook).") var webhookBase: String?
     @Option(help: "File the one-time codes are appended to (JSON lines).") var otpFile = "share-recovery-otp.jsonl"
     @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
-    @Option(help: "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics (default: /metrics is off).")
+    @Option(
+        help:
+            "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics (default: /metrics is off)."
+    )
     var metricsTokenFile: String?
     @Option(help: "Devices a wallet may have, the one that created or recovered it included (docs/devices.md).")
     var maxDevices = 8
-    @Option(help: ArgumentHelp(
-        "Multiply the per-address one-time-code limits (50 new flows and 100 verifications per 15 minutes) by N, 1 to 1000.",
-        discussion: "For a front proxy through which many users reach the server from one address, or a test rig; the per-identifier limits stay."))
+    @Option(
+        help: ArgumentHelp(
+            "Multiply the per-address one-time-code limits (50 new flows and 100 verifications per 15 minutes) by N, 1 to 1000.",
+            discussion:
+                "For a front proxy through which many users reach the server from one address, or a test rig; the per-identifier limits stay."
+        ))
     var otpAddressLimitScale = 1
     @Option(help: "Seconds a recovery waits for the integrator's /backup/fetch webhook before answering 502, 1 to 600.")
     var webhookTimeout = 10

@@ -25,7 +25,8 @@ struct ServerDemo {
             // The demo asks for one OTP-verified token per operation, far faster than a person would:
             // looser limits than `.standard` (5 flows per identifier per 15 minutes) keep it running.
             rateLimits: .init(
-                verifyPerIdentifier: .init(limit: 100, windowSeconds: 900), verifyPerAddress: .init(limit: 1_000, windowSeconds: 900),
+                verifyPerIdentifier: .init(limit: 100, windowSeconds: 900),
+                verifyPerAddress: .init(limit: 1_000, windowSeconds: 900),
                 flowCreationPerIdentifier: .init(limit: 100, windowSeconds: 900),
                 flowCreationPerAddress: .init(limit: 1_000, windowSeconds: 900)),
             logger: logger)
@@ -55,7 +56,8 @@ struct ServerDemo {
 
         // 1. Create the wallet by DKG: the device is party 1, the server's custodian party 2; nobody holds the key.
         let wallet = HTTPWalletClient(
-            baseURL: api.client.base, tokenProvider: { purpose in try await api.token(userId: userId, purpose: purpose) })
+            baseURL: api.client.base,
+            tokenProvider: { purpose in try await api.token(userId: userId, purpose: purpose) })
         let created = try await wallet.createWallet(clientId: userId, walletId: "demo-wallet-\(curve)", curve: curve)
         let device = try FileSigningShareStore(directory: "\(deviceRoot)/device", argon2: storeArgon2)
         try await device.createPasscode(passcode, confirmation: passcode)
@@ -67,7 +69,8 @@ struct ServerDemo {
         let mode = SigningMode.default(for: curve)
         let message = Array("pay bob 1 coin (\(curve))".utf8)
         let first = try await wallet.sign(share: created, clientId: userId, message: message)
-        let firstValid = SignatureVerifier.verify(signature: first.signature, message: message, publicKey: created.publicKey, mode: mode)
+        let firstValid = SignatureVerifier.verify(
+            signature: first.signature, message: message, publicKey: created.publicKey, mode: mode)
         say("signed (\(mode)): \(Hex.encode(first.signature).prefix(32))…, valid: \(firstValid)")
 
         // 3. Back up with a password and a cloud key (each write needs a fresh OTP-issued token).
@@ -92,7 +95,8 @@ struct ServerDemo {
 
         // 6. Sign again under the same public key.
         let again = try await wallet.sign(share: recovered, clientId: userId, message: message)
-        let againValid = SignatureVerifier.verify(signature: again.signature, message: message, publicKey: created.publicKey, mode: mode)
+        let againValid = SignatureVerifier.verify(
+            signature: again.signature, message: message, publicKey: created.publicKey, mode: mode)
         say("signed again after recovery under the same key, valid: \(againValid)")
 
         // 7. The lost device's share is useless: the custodian signs and reshares only with the new set.

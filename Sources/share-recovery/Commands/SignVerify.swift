@@ -6,7 +6,8 @@ import ShareRecoveryHTTP
 /// `sign`: a threshold signature from t signing shares, all signers in this process.
 struct SignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sign", abstract: "Sign a message with t signing shares (FROST, FORMATS.md §11); prints the signature.",
+        commandName: "sign",
+        abstract: "Sign a message with t signing shares (FROST, FORMATS.md §11); prints the signature.",
         discussion: helpText(
             "Each --signing-share file is one party's §4 signing share; give at least t of them, all of one signing set and generation (a share from before a recovery is refused). The signers run FROST's two rounds here, through the same messages a network would carry; every signature share is verified before aggregation, and the result is checked with the mode's ordinary verifier.\n\nModes: secp256k1 signs in bip340 (default, a BIP-340 Schnorr signature under the x-only key) or rfc9591 (65 bytes, R || z); ed25519 signs in rfc9591 (an RFC 8032 signature).\n\nWith --server, give only this device's share (party 1 of a 2-of-2 wallet made by `wallet create`), as a file (--signing-share) or as the current share of the device's store (--store, --passcode-file): the server's custodian signs as party 2 (a token of purpose sign, --user-id, --token-file). Its signature share is verified like any other; after a recovery the server refuses a share of the old set.\n\nWith --path (a BIP-32 path of non-hardened steps, m/0/1) the signature is for the wallet's child key that `derive --path` prints; with --taproot it is a BIP-341 key-path signature under the Taproot output key (no script tree) of the wallet key or of that child. Both sign in mode bip340 on secp256k1 only; every signer computes the tweaks itself from the wallet key (docs/derivation.md). With --server the custodian computes the same tweaks and signs for them too.\n\nPrints one JSON object: curve, mode, publicKey (the §1 encoding of Y, as in the share records), signers and signature (hex); with --path or --taproot also path, taproot and signingKey (the compressed key the signature verifies under; BIP-340 uses its last 32 bytes).",
             examples: [
@@ -19,13 +20,16 @@ struct SignCommand: AsyncParsableCommand {
                 "share-recovery sign --signing-share wallet/share-1.json --signing-share wallet/share-2.json --message-file msg.bin --mode rfc9591",
             ]))
 
-    @Option(name: .customLong("signing-share"), help: "A signer's §4 signing share file (repeat: t or more).") var signingShares: [String] = []
+    @Option(name: .customLong("signing-share"), help: "A signer's §4 signing share file (repeat: t or more).")
+    var signingShares: [String] = []
     @Option(help: "The file whose bytes are signed.") var messageFile: String
     @Option(help: "bip340 or rfc9591 (default: bip340 on secp256k1, rfc9591 on ed25519).") var mode: SigningMode?
-    @Option(help: "A reference server whose custodian signs as party 2 (then give only the device's share).") var server: String?
+    @Option(help: "A reference server whose custodian signs as party 2 (then give only the device's share).")
+    var server: String?
     @Option(help: "With --server: the user id.") var userId: String?
     @Option(help: "With --server: a file with a token of purpose sign.") var tokenFile: String?
-    @Option(help: "With --server, instead of --signing-share: the device's share store (its current share signs).") var store: String?
+    @Option(help: "With --server, instead of --signing-share: the device's share store (its current share signs).")
+    var store: String?
     @Option(help: "With --store: the store's passcode file.") var passcodeFile: String?
     @OptionGroup var tweakOptions: TweakOptions
 
@@ -38,20 +42,26 @@ struct SignCommand: AsyncParsableCommand {
         }
         let tweaks = try tweakOptions.tweaks()
         var shares = try signingShares.map(Files.readShare)
-        if let store, let passcodeFile { shares = [try await DeviceShareSource.current(store: store, passcodeFile: passcodeFile)] }
+        if let store, let passcodeFile {
+            shares = [try await DeviceShareSource.current(store: store, passcodeFile: passcodeFile)]
+        }
         let message = try Files.read(messageFile)
         let package: SigningPackage, signature: [UInt8]
         if let server {
             // Checked above, before any file was read.
             let userId = userId!, tokenFile = tokenFile!
-            (package, signature) = try await HTTPWalletClient(baseURL: server, tokenProvider: try TokenFile.provider(tokenFile))
-                .sign(share: shares[0], clientId: userId, message: message, mode: mode, tweaks: tweaks)
+            (package, signature) = try await HTTPWalletClient(
+                baseURL: server, tokenProvider: try TokenFile.provider(tokenFile)
+            )
+            .sign(share: shares[0], clientId: userId, message: message, mode: mode, tweaks: tweaks)
         } else {
-            (package, signature) = try ThresholdSigning.sign(shares: shares, message: message, mode: mode, tweaks: tweaks)
+            (package, signature) = try ThresholdSigning.sign(
+                shares: shares, message: message, mode: mode, tweaks: tweaks)
         }
         var members: [(key: String, value: JSONValue)] = [
             ("curve", .string(package.signingSet.curve.name)), ("mode", .string(package.mode.rawValue)),
-            ("publicKey", .string(package.publicKey.hex)), ("signers", .array(package.signers.map { .number(String($0)) })),
+            ("publicKey", .string(package.publicKey.hex)),
+            ("signers", .array(package.signers.map { .number(String($0)) })),
             ("signature", .string(Hex.encode(signature))),
         ]
         if !package.tweaks.isEmpty {
@@ -80,7 +90,8 @@ struct VerifyCommand: ParsableCommand {
 
     @Option(help: "secp256k1 or ed25519.") var curve: Curve
     @Option(help: "bip340 or rfc9591 (default: bip340 on secp256k1, rfc9591 on ed25519).") var mode: SigningMode?
-    @Option(help: "The public key, hex (33 bytes on secp256k1, or a 32-byte x-only key in mode bip340; 32 on ed25519).") var publicKey: String
+    @Option(help: "The public key, hex (33 bytes on secp256k1, or a 32-byte x-only key in mode bip340; 32 on ed25519).")
+    var publicKey: String
     @Option(help: "The file whose bytes were signed.") var messageFile: String
     @Option(help: "The signature, hex.") var signature: String
     @OptionGroup var tweakOptions: TweakOptions
@@ -88,22 +99,31 @@ struct VerifyCommand: ParsableCommand {
     func run() throws {
         let mode = mode ?? .default(for: curve)
         try mode.check(on: curve)
-        guard let keyBytes = Hex.decode(publicKey.lowercased()) else { throw CLIError.usage("--public-key must be hex") }
-        guard let signatureBytes = Hex.decode(signature.lowercased()) else { throw CLIError.usage("--signature must be hex") }
+        guard let keyBytes = Hex.decode(publicKey.lowercased()) else {
+            throw CLIError.usage("--public-key must be hex")
+        }
+        guard let signatureBytes = Hex.decode(signature.lowercased()) else {
+            throw CLIError.usage("--signature must be hex")
+        }
         let tweaks = try tweakOptions.tweaks()
         try tweaks.check(mode: mode, curve: curve)
         let xOnly = curve == .secp256k1 && mode == .bip340 && keyBytes.count == 32
         if xOnly, !tweaks.isEmpty {
             throw CLIError.usage("--path and --taproot derive from the 33-byte wallet key, not from an x-only key")
         }
-        let key = try mappingCryptoErrors { try xOnly ? Point(xOnly: keyBytes) : Point(rawRepresentation: keyBytes, curve: curve) }
+        let key = try mappingCryptoErrors {
+            try xOnly ? Point(xOnly: keyBytes) : Point(rawRepresentation: keyBytes, curve: curve)
+        }
         let signingKey = try tweaks.isEmpty ? key : tweaks.apply(to: key).signingKey
         let message = try Files.read(messageFile)
-        let valid = SignatureVerifier.verify(signature: signatureBytes, message: message, publicKey: signingKey, mode: mode)
+        let valid = SignatureVerifier.verify(
+            signature: signatureBytes, message: message, publicKey: signingKey, mode: mode)
         Terminal.output(JSONWriter.write(.object([("valid", .bool(valid))])))
         guard valid else {
             throw CLIError(
-                code: "invalidSignature", message: "the signature does not verify under this public key (\(tweaks)) in mode \(mode)", isUsage: false)
+                code: "invalidSignature",
+                message: "the signature does not verify under this public key (\(tweaks)) in mode \(mode)",
+                isUsage: false)
         }
     }
 }

@@ -6,11 +6,12 @@ import ShareRecoveryHTTP
 /// `status`: where this device's wallet stands.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Where this device's wallet stands: generation, a cut-off operation, active methods.",
+        commandName: "status",
+        abstract: "Where this device's wallet stands: generation, a cut-off operation, active methods.",
         discussion: helpText(
             "Reads the device's store (--store, unlocked with --passcode-file) and asks the server which recovery methods have a stored cipherText (a token of any purpose). Changes nothing. Prints one JSON object: current (the current share's public description, or null), staged (a staged share, or null), pendingSession ({\"sessionId\", \"purpose\"} of a backup or recovery that was cut off, or null; `store resume` or the next operation settles it), methods (the active recovery methods) and recoveryActivated.",
             examples: [
-                "share-recovery status --store device --passcode-file passcode.txt --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token",
+                "share-recovery status --store device --passcode-file passcode.txt --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token"
             ]))
     @OptionGroup var location: StoreCommand.Location
     @Option(help: "The passcode file.") var passcodeFile: String

@@ -16,8 +16,10 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Location: ParsableArguments {
         @Option(help: "The store directory.") var store: String
-        @Option(help: "Argon2id opslimit for a new store's passcode key.") var kdfOps: UInt32 = Argon2idParameters.default.opslimit
-        @Option(help: "Argon2id memlimit (KiB) for a new store's passcode key.") var kdfMemKib: UInt32 = Argon2idParameters.default.memlimitKiB
+        @Option(help: "Argon2id opslimit for a new store's passcode key.") var kdfOps: UInt32 = Argon2idParameters
+            .default.opslimit
+        @Option(help: "Argon2id memlimit (KiB) for a new store's passcode key.") var kdfMemKib: UInt32 =
+            Argon2idParameters.default.memlimitKiB
 
         func open() throws -> FileSigningShareStore {
             let argon2: Argon2idParameters
@@ -39,7 +41,7 @@ struct StoreCommand: AsyncParsableCommand {
             discussion: helpText(
                 "--confirm-file must hold the same passcode as --passcode-file (a typo check). --share is a signing share with its secret (e.g. from `keygen` or `recover`).",
                 examples: [
-                    "share-recovery store init --store device --passcode-file passcode.txt --confirm-file passcode.txt --share wallet/share-1.json",
+                    "share-recovery store init --store device --passcode-file passcode.txt --confirm-file passcode.txt --share wallet/share-1.json"
                 ]))
         @OptionGroup var location: Location
         @Option(help: "The passcode file.") var passcodeFile: String
@@ -57,12 +59,13 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Passcode state and attempt counters (no passcode needed).",
-        discussion: helpText(
-            "Needs no passcode: shows whether one is set, its kind, and how many wrong attempts remain before the store locks.",
-            examples: [
-                "share-recovery store status --store device",
-            ]))
+        static let configuration = CommandConfiguration(
+            abstract: "Passcode state and attempt counters (no passcode needed).",
+            discussion: helpText(
+                "Needs no passcode: shows whether one is set, its kind, and how many wrong attempts remain before the store locks.",
+                examples: [
+                    "share-recovery store status --store device"
+                ]))
         @OptionGroup var location: Location
 
         func run() async throws {
@@ -80,12 +83,13 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The current (and any staged) share's public description.",
-        discussion: helpText(
-            "Prints public descriptions only (no secret), after checking the passcode, and pendingSession: the custodian session of a backup or recovery that was cut off ({\"sessionId\", \"purpose\"}, or null). The next backup, recovery or method change settles it first (docs/recovery.md).",
-            examples: [
-                "share-recovery store show --store device --passcode-file passcode.txt",
-            ]))
+        static let configuration = CommandConfiguration(
+            abstract: "The current (and any staged) share's public description.",
+            discussion: helpText(
+                "Prints public descriptions only (no secret), after checking the passcode, and pendingSession: the custodian session of a backup or recovery that was cut off ({\"sessionId\", \"purpose\"}, or null). The next backup, recovery or method change settles it first (docs/recovery.md).",
+                examples: [
+                    "share-recovery store show --store device --passcode-file passcode.txt"
+                ]))
         @OptionGroup var location: Location
         @Option(help: "The passcode file.") var passcodeFile: String
 
@@ -106,12 +110,13 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct ChangePasscode: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change the passcode (old, then new twice); its kind may change.",
-        discussion: helpText(
-            "The share is re-encrypted under the new passcode's key; --confirm-file must hold the new passcode again.",
-            examples: [
-                "share-recovery store change-passcode --store device --old-file passcode.txt --new-file new-passcode.txt --confirm-file new-passcode.txt",
-            ]))
+        static let configuration = CommandConfiguration(
+            abstract: "Change the passcode (old, then new twice); its kind may change.",
+            discussion: helpText(
+                "The share is re-encrypted under the new passcode's key; --confirm-file must hold the new passcode again.",
+                examples: [
+                    "share-recovery store change-passcode --store device --old-file passcode.txt --new-file new-passcode.txt --confirm-file new-passcode.txt"
+                ]))
         @OptionGroup var location: Location
         @Option(help: "The current passcode file.") var oldFile: String
         @Option(help: "The new passcode file.") var newFile: String
@@ -119,18 +124,20 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             let store = try location.open()
-            try await store.changePasscode(old: try passcode(oldFile), new: try passcode(newFile), confirmation: try passcode(confirmFile))
+            try await store.changePasscode(
+                old: try passcode(oldFile), new: try passcode(newFile), confirmation: try passcode(confirmFile))
             Terminal.output(#"{"changed":true}"#)
         }
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Wipe the store: its shares and passcode.",
-        discussion: helpText(
-            "Deletes the store's shares and passcode. Without another backup this loses the device's share for good.",
-            examples: [
-                "share-recovery store remove --store device",
-            ]))
+        static let configuration = CommandConfiguration(
+            abstract: "Wipe the store: its shares and passcode.",
+            discussion: helpText(
+                "Deletes the store's shares and passcode. Without another backup this loses the device's share for good.",
+                examples: [
+                    "share-recovery store remove --store device"
+                ]))
         @OptionGroup var location: Location
 
         func run() async throws {

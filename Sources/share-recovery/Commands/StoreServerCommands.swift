@@ -11,13 +11,14 @@ extension StoreCommand {
             discussion: helpText(
                 "Fetches the method's cipherText from the server, opens it with --secret-file (read as for `backup`), reshares with the server's custodian into a new signing set of the next generation, and makes the new share current in --store only after the custodian confirmed it. A backup or recovery of this store that was cut off earlier is settled first (docs/recovery.md). Statuses (readingShare … done) go to stderr as a live line, or as JSON lines with --json. Prints the new share's public description.",
                 examples: [
-                    "share-recovery store recover --store device --passcode-file passcode.txt --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token --method cloudKey --secret-file cloud.key",
+                    "share-recovery store recover --store device --passcode-file passcode.txt --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token --method cloudKey --secret-file cloud.key"
                 ]))
         @OptionGroup var location: StoreCommand.Location
         @Option(help: "The passcode file.") var passcodeFile: String
         @OptionGroup var serverOptions: ServerOptions
         @Option(help: "The backup method to recover from.") var method: BackupMethod
-        @Option(help: "The secret: UTF-8 text (password, recoveryCode) or 32 raw bytes / 64 hex digits.") var secretFile: String
+        @Option(help: "The secret: UTF-8 text (password, recoveryCode) or 32 raw bytes / 64 hex digits.")
+        var secretFile: String
         @OptionGroup var progressOptions: ProgressOptions
 
         func run() async throws {
@@ -37,7 +38,7 @@ extension StoreCommand {
             discussion: helpText(
                 "Asks the server's custodian what became of the session the store recorded (`store show` prints it as pendingSession): a confirmed recovery's staged share becomes current, an unconfirmed one is discarded and its session abandoned. Every backup, recovery and method change does this first; this command does it alone. Prints {\"outcome\": \"nothingToResume\" | \"completed\" | \"rolledBack\", \"purpose\": \"backup\" | \"recovery\" | null}. The token must be of the session's purpose: recover for a recovery, addOrUpdateRecovery for a backup.",
                 examples: [
-                    "share-recovery store resume --store device --passcode-file passcode.txt --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token",
+                    "share-recovery store resume --store device --passcode-file passcode.txt --server http://127.0.0.1:8080 --user-id user-1 --token-file recover.token"
                 ]))
         @OptionGroup var location: StoreCommand.Location
         @Option(help: "The passcode file.") var passcodeFile: String

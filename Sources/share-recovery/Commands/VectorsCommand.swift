@@ -20,7 +20,7 @@ struct VectorsCommand: ParsableCommand {
             discussion: helpText(
                 "Prints one line per file with its counts; exits 1 if any case fails.",
                 examples: [
-                    "share-recovery vectors verify Vectors",
+                    "share-recovery vectors verify Vectors"
                 ]))
         @Argument(help: "The vectors directory.") var directory: String
 
@@ -29,7 +29,8 @@ struct VectorsCommand: ParsableCommand {
             Terminal.error(report.description)
             Terminal.output(JSONWriter.write(report.jsonValue))
             guard report.isSuccess else {
-                throw ShareRecoveryError(.malformedInput, "\(report.failures.count) case(s) failed, \(report.problems.count) problem(s)")
+                throw ShareRecoveryError(
+                    .malformedInput, "\(report.failures.count) case(s) failed, \(report.problems.count) problem(s)")
             }
         }
     }
@@ -40,7 +41,7 @@ struct VectorsCommand: ParsableCommand {
             discussion: helpText(
                 "With the default seed the output equals the published Vectors/ files.",
                 examples: [
-                    "share-recovery vectors generate /tmp/vectors",
+                    "share-recovery vectors generate /tmp/vectors"
                 ]))
         @Argument(help: "The output directory.") var directory: String
         @Option(help: "The seed (the published files use the default).") var seed = VectorSuite.publishedSeed

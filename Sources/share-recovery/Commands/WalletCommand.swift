@@ -10,7 +10,7 @@ struct WalletCommand: ParsableCommand {
         discussion: helpText(
             "The wallet is 2-of-2: this device is party 1, the server's custodian party 2. Neither ever holds the key. Calls need a token of purpose sign (`otp start --purpose sign`, then `otp verify`).",
             examples: [
-                "share-recovery wallet create --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --curve secp256k1 --wallet-id w-1 --out device-share.json",
+                "share-recovery wallet create --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --curve secp256k1 --wallet-id w-1 --out device-share.json"
             ]),
         subcommands: [Create.self])
 
@@ -20,7 +20,7 @@ struct WalletCommand: ParsableCommand {
             discussion: helpText(
                 "Runs FORMATS.md §10 with the server: both parties prove knowledge of their constant terms, exchange sealed sub-shares and check them against the commitments; the device keeps its share only after the server reported the same public key. Prints the share's public description. Store it with `store init --share`, back it up with `methods add`, sign with `sign --server`. A user has one wallet: a second create answers conflict.",
                 examples: [
-                    "share-recovery wallet create --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --curve ed25519 --wallet-id w-2 --out device-share.json",
+                    "share-recovery wallet create --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --curve ed25519 --wallet-id w-2 --out device-share.json"
                 ]))
 
         @OptionGroup var serverOptions: ServerOptions

@@ -17,7 +17,8 @@ enum DeviceShareSource {
         if (store == nil) != (passcodeFile == nil) { throw CLIError.usage("--store and --passcode-file go together") }
         if server != nil, userId == nil || tokenFile == nil || signingShares + (store == nil ? 0 : 1) != 1 {
             throw CLIError.usage(
-                "with --server give --user-id, --token-file (purpose \(purpose)) and this device's share: one --signing-share, or --store and --passcode-file")
+                "with --server give --user-id, --token-file (purpose \(purpose)) and this device's share: one --signing-share, or --store and --passcode-file"
+            )
         }
     }
 

@@ -56,7 +56,9 @@ enum Files {
     static func writeSigningSet(_ shares: [ShareRecord], to directory: String) throws {
         try makeDirectory(directory)
         for share in shares {
-            try write(share.json(includingSecret: true) + "\n", to: "\(directory)/share-\(share.partyIndex).json", secret: true)
+            try write(
+                share.json(includingSecret: true) + "\n", to: "\(directory)/share-\(share.partyIndex).json",
+                secret: true)
         }
     }
 
@@ -75,7 +77,8 @@ enum Files {
                 return String(validating: slice, as: UTF8.self)
             }
             if let text, let key = Hex.decodeSecret(text), key.count == 32 { return .keyMaterial(key) }
-            throw ShareRecoveryError(.invalidKeyMaterial, "\(method) secret file must hold 32 raw bytes or 64 hex digits")
+            throw ShareRecoveryError(
+                .invalidKeyMaterial, "\(method) secret file must hold 32 raw bytes or 64 hex digits")
         }
     }
 

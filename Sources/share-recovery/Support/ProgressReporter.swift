@@ -57,7 +57,11 @@ final class ProgressReporter: Sendable {
                 Terminal.errorRaw("\r\u{1B}[2K[\(step)] retrying, attempt \(event.attempt): \(reason)")
                 lineOpen.withLock { $0 = true }
             case (.live, .failed(let failure)), (.plain, .failed(let failure)):
-                if lineOpen.withLock({ open in defer { open = false }; return open }) { Terminal.errorRaw("\n") }
+                if lineOpen.withLock({ open in
+                    defer { open = false }; return open
+                }) {
+                    Terminal.errorRaw("\n")
+                }
                 Terminal.error(
                     "failed at step \(step) (\(failure.isRetryable ? "worth retrying" : "not worth retrying as is")); "
                         + "request id \(event.requestId)")
@@ -78,7 +82,8 @@ final class ProgressReporter: Sendable {
             case .retrying(let reason): members = [("event", .string("retrying")), ("reason", .string(reason))]
             case .failed(let failure):
                 members = [
-                    ("event", .string("failed")), ("code", .string(failure.code)), ("retryable", .bool(failure.isRetryable)),
+                    ("event", .string("failed")), ("code", .string(failure.code)),
+                    ("retryable", .bool(failure.isRetryable)),
                     ("hint", .string(failure.hint)),
                 ]
             }

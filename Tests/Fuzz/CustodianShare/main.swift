@@ -72,7 +72,8 @@ runFuzzer { input in
     // §7: exactly t−1 distinct other indices, lowest first, each a backup share of the user's set.
     fuzzCheck(records.count == user.threshold - 1, "selected \(records.count) shares for threshold \(user.threshold)")
     let indices = records.map(\.partyIndex)
-    fuzzCheck(indices == indices.sorted() && Set(indices).count == indices.count, "selected indices not distinct ascending")
+    fuzzCheck(
+        indices == indices.sorted() && Set(indices).count == indices.count, "selected indices not distinct ascending")
     fuzzCheck(!indices.contains(user.partyIndex), "selected the user's own index")
     for record in records {
         fuzzCheck(record.kind == .backup && record.secret != nil, "selected record is not a backup share with a secret")

@@ -21,7 +21,8 @@ let allowedCodes: Set<ShareRecoveryError.Code> = [
 /// What the resharing custodian's state readers may answer with: the record codes (a plan's old set, a
 /// pending share) and the plan's own.
 let resharingStateCodes: Set<ShareRecoveryError.Code> = [
-    .malformedInput, .malformedRecord, .unsupportedVersion, .invalidParameters, .invalidScalar, .invalidPoint, .invalidShare,
+    .malformedInput, .malformedRecord, .unsupportedVersion, .invalidParameters, .invalidScalar, .invalidPoint,
+    .invalidShare,
     .publicKeyMismatch,
 ]
 
@@ -67,7 +68,9 @@ runFuzzer { input in
             // A broadcast that parses is either refused by the receiving party or accepted with its proof.
             let (state, outgoing) = try fixture.party.receive(round1: [message])
             fuzzCheck(outgoing.count == 1 && state.round1.count == 2, "a received round produced the wrong messages")
-            fuzzCheck(message.proof.verify(index: 2, publicCommitment: message.commitments[0]), "an unverified proof was accepted")
+            fuzzCheck(
+                message.proof.verify(index: 2, publicCommitment: message.commitments[0]),
+                "an unverified proof was accepted")
         }
     case 1:
         expectTyped { () throws(ShareRecoveryError) in
@@ -75,7 +78,8 @@ runFuzzer { input in
             let commitment = try ProtocolWire.decodeCommitment(value, party: 2, curve: curve)
             let nonce = fixture.signers[0].commit()
             let package = try SigningPackage(
-                signingSet: fixture.set[0], message: body, mode: .rfc9591, commitments: [1: nonce.commitment, 2: commitment])
+                signingSet: fixture.set[0], message: body, mode: .rfc9591,
+                commitments: [1: nonce.commitment, 2: commitment])
             // Signing succeeds for any valid commitment (or refuses an identity group commitment).
             _ = try fixture.signers[0].sign(nonce: nonce, package: package)
         }
@@ -93,7 +97,9 @@ runFuzzer { input in
                 _ = try package.aggregate(signatureShares: [1: own, 2: share])
                 fuzzFailure("a signature share made without the signer's nonce aggregated")
             } catch {
-                fuzzCheck(error.code == .invalidSignatureShare && error.party == 2, "aggregation blamed \(String(describing: error.party))")
+                fuzzCheck(
+                    error.code == .invalidSignatureShare && error.party == 2,
+                    "aggregation blamed \(String(describing: error.party))")
             }
         }
     case 3:
@@ -104,7 +110,9 @@ runFuzzer { input in
     case 4:
         expectTyped(resharingStateCodes) { () throws(ShareRecoveryError) in
             let state = try ResharingCustodian.Opened(serialized: SecureBytes(copying: body))
-            fuzzCheck(state.serialized().revealedBytes() == body, "an opened resharing state does not re-serialise to its bytes")
+            fuzzCheck(
+                state.serialized().revealedBytes() == body,
+                "an opened resharing state does not re-serialise to its bytes")
         }
     case 5:
         expectTyped(resharingStateCodes) { () throws(ShareRecoveryError) in

@@ -56,7 +56,8 @@ runFuzzer { input in
         fuzzCheck(text.revealedBytes() == canonical(line), "mnemonic is not the canonical form of its line")
         guard let again = try? SLIP39.Share(mnemonic: text) else { fuzzFailure("a written mnemonic does not decode") }
         fuzzCheck(sameShare(share, again), "share → mnemonic → share differs")
-        fuzzCheck(share.value.count >= SLIP39.minimumSecretCount && share.value.count % 2 == 0, "bad value length accepted")
+        fuzzCheck(
+            share.value.count >= SLIP39.minimumSecretCount && share.value.count % 2 == 0, "bad value length accepted")
         fuzzCheck(share.groupThreshold <= share.groupCount, "group threshold above group count accepted")
     }
 

@@ -106,7 +106,9 @@ func issueTokens(_ client: some TestClientProtocol, otp: CapturingOTPSender) asy
 let (inputs, inputContinuation) = AsyncStream<[UInt8]>.makeStream()
 let handled = DispatchSemaphore(value: 0)
 
-let directory = FileManager.default.temporaryDirectory.path + "/share-recovery-fuzz-server-\(ProcessInfo.processInfo.processIdentifier)"
+let directory =
+    FileManager.default.temporaryDirectory.path
+    + "/share-recovery-fuzz-server-\(ProcessInfo.processInfo.processIdentifier)"
 try? FileManager.default.removeItem(atPath: directory)
 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 let otp = CapturingOTPSender()

@@ -37,7 +37,9 @@ runFuzzer { input in
         do throws(ShareRecoveryError) {
             record = try ShareRecord(binary: SecureBytes(copying: body))
         } catch {
-            fuzzCheck(recordCodes.contains(error.code) && error.code != .publicKeyMismatch, "binary: unexpected code \(error.code)")
+            fuzzCheck(
+                recordCodes.contains(error.code) && error.code != .publicKeyMismatch,
+                "binary: unexpected code \(error.code)")
             return
         }
         fuzzCheck(record.secret != nil, "a binary record without a secret was accepted")

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 import ShareCrypto
 import ShareRecovery
@@ -80,12 +80,18 @@ struct Harness {
         try await store.authenticate(passcode)
         let cipherText = String(decoding: try readFile("\(fixture)/cipherText", limit: 1 << 16), as: UTF8.self)
         let secret = try BackupSecret.text(utf8: try readSecretFile("\(fixture)/secret"))
-        guard let keyBytes = Hex.decodeSecret(String(decoding: try readFile("\(fixture)/custodian.key", limit: 128), as: UTF8.self))
+        guard
+            let keyBytes = Hex.decodeSecret(
+                String(decoding: try readFile("\(fixture)/custodian.key", limit: 128), as: UTF8.self))
         else { throw HarnessError.usage }
-        guard case .array(let elements) = try StrictJSON.parse(try readFile("\(fixture)/custodian-shares.json", limit: 1 << 20))
+        guard
+            case .array(let elements) = try StrictJSON.parse(
+                try readFile("\(fixture)/custodian-shares.json", limit: 1 << 20))
         else { throw HarnessError.usage }
         let integrator = InMemoryIntegrator()
-        for case .string(let share) in elements { try await integrator.deliverBackupShare(share, clientId: HarnessWallet.clientId) }
+        for case .string(let share) in elements {
+            try await integrator.deliverBackupShare(share, clientId: HarnessWallet.clientId)
+        }
         let custodian = LocalCustodian(key: try SealingKeyPair(secretKey: keyBytes), shareSource: integrator)
         let engine = RecoveryEngine(
             configuration: .init(userId: HarnessWallet.clientId, custodian: custodian, shareStore: store))

@@ -13,7 +13,8 @@ final class FixedRandom: RandomSource {
             precondition(!draws.isEmpty, "FixedRandom: more draws than the vector provides")
             return draws.removeFirst()
         }
-        precondition(draw.count == buffer.count, "FixedRandom: a \(buffer.count)-byte draw, the vector gives \(draw.count)")
+        precondition(
+            draw.count == buffer.count, "FixedRandom: a \(buffer.count)-byte draw, the vector gives \(draw.count)")
         buffer.copyBytes(from: draw)
     }
 

@@ -53,7 +53,8 @@ final class FakeBackend: Sendable {
         }
         router.get(resource) { request, context in
             try await self.guarded(request, purposes: [.recover]) {
-                let text = try await self.integrator.fetchCipherText(userId: try Self.userId(context), method: try Self.method(request))
+                let text = try await self.integrator.fetchCipherText(
+                    userId: try Self.userId(context), method: try Self.method(request))
                 return TestServer.json(JSONWriter.write(.object([("cipherText", .string(text))])))
             }
         }
@@ -71,12 +72,14 @@ final class FakeBackend: Sendable {
         router.get("/users/:userId/recovery-methods") { request, context in
             try await self.guarded(request, purposes: Set(TokenPurpose.allCases)) {
                 let methods = await self.integrator.storedMethods(userId: try Self.userId(context))
-                return TestServer.json(JSONWriter.write(.object([("methods", .array(methods.map { .string($0.apiName) }))])))
+                return TestServer.json(
+                    JSONWriter.write(.object([("methods", .array(methods.map { .string($0.apiName) }))])))
             }
         }
         router.post("/webhook/backup") { request, _ in
             try await self.webhook(request) { body in
-                guard case .string(let clientId)? = body["clientId"], case .string(let share)? = body["backupShare"] else {
+                guard case .string(let clientId)? = body["clientId"], case .string(let share)? = body["backupShare"]
+                else {
                     return TestServer.error(.badRequest, code: "malformedInput")
                 }
                 try await self.integrator.deliverBackupShare(share, clientId: clientId)
@@ -89,7 +92,8 @@ final class FakeBackend: Sendable {
                     return TestServer.error(.badRequest, code: "malformedInput")
                 }
                 let shares = await self.integrator.fetchBackupShares(clientId: clientId)
-                return TestServer.json(JSONWriter.write(.object([("backupShares", .array(shares.map { .string($0) }))])))
+                return TestServer.json(
+                    JSONWriter.write(.object([("backupShares", .array(shares.map { .string($0) }))])))
             }
         }
         router.post("/webhook/backup/delete") { request, _ in
@@ -115,7 +119,9 @@ final class FakeBackend: Sendable {
             else { return TestServer.error(.badRequest, code: "malformedInput") }
             var chosenId: String?
             if let value = body["sessionId"] {
-                guard case .string(let text) = value else { return TestServer.error(.badRequest, code: "malformedInput") }
+                guard case .string(let text) = value else {
+                    return TestServer.error(.badRequest, code: "malformedInput")
+                }
                 chosenId = text
             }
             let purpose: ResharingSessionRequest.Purpose = purposeName == "backup" ? .backup(method) : .recovery(method)
@@ -123,7 +129,8 @@ final class FakeBackend: Sendable {
             return try await self.guarded(request, purposes: [tokenPurpose]) {
                 let share = try ShareRecord(jsonValue: shareValue)
                 let offer = try await self.custodian.openSession(
-                    ResharingSessionRequest(clientId: clientId, purpose: purpose, clientShare: share, sessionId: chosenId))
+                    ResharingSessionRequest(
+                        clientId: clientId, purpose: purpose, clientShare: share, sessionId: chosenId))
                 let serverKey = SealingKeyPair()
                 await self.sessions.insert(
                     offer.sessionId, .init(key: serverKey, curve: offer.plan.oldSet.curve, purpose: tokenPurpose))
@@ -141,16 +148,21 @@ final class FakeBackend: Sendable {
         }
         router.post("/recovery/sessions/:id/finish") { request, context in
             let id = try Self.parameter(context, "id")
-            guard let session = await self.sessions.session(id) else { return TestServer.error(.notFound, code: "notFound") }
+            guard let session = await self.sessions.session(id) else {
+                return TestServer.error(.notFound, code: "notFound")
+            }
             return try await self.guarded(request, purposes: [session.purpose]) {
                 let body = try await Self.object(request)
                 guard let dealingValue = body["clientDealing"], body.count == 1,
                     case .object(let members) = try SessionWire.member(dealingValue, "sealedSubShares")
                 else { return TestServer.error(.badRequest, code: "malformedInput") }
                 self.sealedParties.withLock { $0.append(members.map(\.key)) }
-                let dealing = try SessionWire.decodeDealing(dealingValue, curve: session.curve, openingWith: session.key)
+                let dealing = try SessionWire.decodeDealing(
+                    dealingValue, curve: session.curve, openingWith: session.key)
                 let result = try await self.custodian.finishSession(id: id, clientDealing: dealing)
-                var answer: [(key: String, value: JSONValue)] = [("newCommitments", SessionWire.encode(points: result.newCommitments))]
+                var answer: [(key: String, value: JSONValue)] = [
+                    ("newCommitments", SessionWire.encode(points: result.newCommitments))
+                ]
                 if session.purpose == .addOrUpdateRecovery {
                     answer.append(("custodianBackupShares", .array(result.custodianBackupShares.map { .string($0) })))
                 }
@@ -159,7 +171,9 @@ final class FakeBackend: Sendable {
         }
         router.post("/recovery/sessions/:id/confirm") { request, context in
             let id = try Self.parameter(context, "id")
-            guard let session = await self.sessions.session(id) else { return TestServer.error(.notFound, code: "notFound") }
+            guard let session = await self.sessions.session(id) else {
+                return TestServer.error(.notFound, code: "notFound")
+            }
             return try await self.guarded(request, purposes: [session.purpose]) {
                 // As on the reference server, a confirmed session stays and confirms again (a retry after a lost answer).
                 try await self.custodian.confirmSession(id: id)
@@ -168,9 +182,13 @@ final class FakeBackend: Sendable {
         }
         router.delete("/recovery/sessions/:id") { request, context in
             let id = try Self.parameter(context, "id")
-            guard let session = await self.sessions.session(id) else { return TestServer.error(.notFound, code: "notFound") }
+            guard let session = await self.sessions.session(id) else {
+                return TestServer.error(.notFound, code: "notFound")
+            }
             return try await self.guarded(request, purposes: [session.purpose]) {
-                guard await !self.custodian.isConfirmed(id: id) else { return TestServer.error(.conflict, code: "conflict") }
+                guard await !self.custodian.isConfirmed(id: id) else {
+                    return TestServer.error(.conflict, code: "conflict")
+                }
                 await self.custodian.abortSession(id: id)
                 await self.sessions.remove(id)
                 return Response(status: .noContent)
@@ -181,7 +199,8 @@ final class FakeBackend: Sendable {
     // MARK: Helpers
 
     /// Checks the bearer token's purpose, runs the handler, and turns our errors into the API's error bodies.
-    private func guarded(_ request: Request, purposes: Set<TokenPurpose>, _ body: () async throws -> Response) async throws
+    private func guarded(_ request: Request, purposes: Set<TokenPurpose>, _ body: () async throws -> Response)
+        async throws
         -> Response
     {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
@@ -190,7 +209,9 @@ final class FakeBackend: Sendable {
         return try await Self.mappingErrors(body)
     }
 
-    private func webhook(_ request: Request, _ body: ([String: JSONValue]) async throws -> Response) async throws -> Response {
+    private func webhook(_ request: Request, _ body: ([String: JSONValue]) async throws -> Response) async throws
+        -> Response
+    {
         guard request.headers[.webhookSecret] == Self.webhookSecret else {
             return TestServer.error(.unauthorized, code: "unauthorized")
         }
@@ -203,7 +224,8 @@ final class FakeBackend: Sendable {
             return try await body()
         } catch let error as ShareRecoveryError {
             // As the reference server: noMatchingShare is a 404, like notFound.
-            let status: HTTPResponse.Status = error.code == .notFound || error.code == .noMatchingShare ? .notFound : .badRequest
+            let status: HTTPResponse.Status =
+                error.code == .notFound || error.code == .noMatchingShare ? .notFound : .badRequest
             return TestServer.error(status, code: "\(error.code)")
         }
     }
@@ -216,7 +238,8 @@ final class FakeBackend: Sendable {
     }
 
     private static func method(_ request: Request) throws -> BackupMethod {
-        guard let name = request.uri.queryParameters["backupMethod"], let method = BackupMethod(apiName: String(name)) else {
+        guard let name = request.uri.queryParameters["backupMethod"], let method = BackupMethod(apiName: String(name))
+        else {
             throw ShareRecoveryError(.invalidParameters, "unknown backupMethod")
         }
         return method

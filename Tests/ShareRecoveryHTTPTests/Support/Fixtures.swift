@@ -42,6 +42,7 @@ func testTransport(
 ) -> HTTPTransport {
     HTTPTransport(
         configuration: .init(
-            timeout: timeout, attemptTimeout: attemptTimeout, maximumAttempts: attempts, initialBackoff: .milliseconds(10),
+            timeout: timeout, attemptTimeout: attemptTimeout, maximumAttempts: attempts,
+            initialBackoff: .milliseconds(10),
             maximumBackoff: .milliseconds(40), maximumResponseSize: maximumResponseSize))
 }

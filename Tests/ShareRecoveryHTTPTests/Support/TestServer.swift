@@ -44,7 +44,8 @@ enum TestServer {
     /// A JSON response.
     static func json(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
         Response(
-            status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
     /// The API's error body.
@@ -63,7 +64,11 @@ final class HitCounter: Sendable {
     private let count = Locked(0)
 
     /// Counts one hit and returns the new total.
-    @discardableResult func hit() -> Int { count.withLock { $0 += 1; return $0 } }
+    @discardableResult func hit() -> Int {
+        count.withLock {
+            $0 += 1; return $0
+        }
+    }
     var value: Int { count.withLock { $0 } }
 }
 

@@ -74,6 +74,9 @@ final class TruncatingServer: Sendable {
 
 extension [UInt8] {
     fileprivate var containsHeadEnd: Bool {
-        count >= 4 && (0...(count - 4)).contains { self[$0] == 13 && self[$0 + 1] == 10 && self[$0 + 2] == 13 && self[$0 + 3] == 10 }
+        count >= 4
+            && (0...(count - 4)).contains {
+                self[$0] == 13 && self[$0 + 1] == 10 && self[$0 + 2] == 13 && self[$0 + 3] == 10
+            }
     }
 }

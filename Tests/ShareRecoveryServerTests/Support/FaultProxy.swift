@@ -3,7 +3,7 @@ import ShareCrypto
 import TestSupport
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A TCP proxy on 127.0.0.1 between an HTTP/1.1 client and a server that, per request, at random
@@ -58,7 +58,9 @@ final class FaultProxy: Sendable {
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(listener, 128) == 0 else {
             close(listener)
@@ -262,4 +264,3 @@ final class FaultProxy: Sendable {
         init(_ description: String) { self.description = description }
     }
 }
-

@@ -59,7 +59,8 @@ struct OpenAPISpec: Sendable {
         }
         guard let schema = resolve(declared["content"]?["application/json"]?["schema"]) else {
             if declared["content"]?["text/plain"] != nil {
-                return String(validating: body, as: UTF8.self) == nil ? ["\(method) \(template) \(status): text that is not UTF-8"] : []
+                return String(validating: body, as: UTF8.self) == nil
+                    ? ["\(method) \(template) \(status): text that is not UTF-8"] : []
             }
             return body.isEmpty ? [] : ["\(method) \(template) \(status): body where the spec declares none"]
         }

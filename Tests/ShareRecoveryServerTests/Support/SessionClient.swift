@@ -101,7 +101,8 @@ struct SessionClient {
         guard case .array(let shares)? = finished.json?["custodianBackupShares"] else { return 0 }
         for case .string(let share) in shares {
             let delivered = try await world.send(
-                .POST, "/webhook/backup", json: .object([("clientId", .string(clientId)), ("backupShare", .string(share))]),
+                .POST, "/webhook/backup",
+                json: .object([("clientId", .string(clientId)), ("backupShare", .string(share))]),
                 headers: world.webhookHeaders, server: server)
             #expect(delivered.status == 204, "\(delivered.text)")
         }

@@ -8,7 +8,9 @@ import Testing
 /// answer is checked against the OpenAPI document), with the engine's own roles doing the protocol.
 enum WalletWire {
     /// A DKG with the server as party 2; returns the device's share.
-    static func createWallet(world: TestWorld, userId: String, walletId: String, curve: Curve, token: String, server: Int = 0)
+    static func createWallet(
+        world: TestWorld, userId: String, walletId: String, curve: Curve, token: String, server: Int = 0
+    )
         async throws -> ShareRecord
     {
         let parameters = try DKGParameters(curve: curve, walletId: walletId, threshold: 2, parties: 2)
@@ -18,7 +20,8 @@ enum WalletWire {
             .POST, "/wallets/dkg",
             json: .object([
                 ("clientId", .string(userId)), ("walletId", .string(walletId)), ("curve", .string(curve.name)),
-                ("threshold", .number("2")), ("parties", .number("2")), ("round1", ProtocolWire.encode(party.round1Message)),
+                ("threshold", .number("2")), ("parties", .number("2")),
+                ("round1", ProtocolWire.encode(party.round1Message)),
                 ("clientKey", .string(Hex.encode(key.publicKey))),
             ]), headers: world.bearer(token), server: server)
         try #require(opened.status == 201, "\(opened.text)")
@@ -36,7 +39,10 @@ enum WalletWire {
         let finished = try await world.send(
             .POST, "/wallets/dkg/\(dkgSession)/finish",
             json: .object([
-                ("sealedSubShare", .string(Base64.encode(try SealedBox.seal(outgoing[0].subShare.rawRepresentation, to: custodianKey))))
+                (
+                    "sealedSubShare",
+                    .string(Base64.encode(try SealedBox.seal(outgoing[0].subShare.rawRepresentation, to: custodianKey)))
+                )
             ]), headers: world.bearer(token), server: server)
         try #require(finished.status == 200, "\(finished.text)")
         #expect(finished.string("publicKey") == share.publicKey.hex)
@@ -53,14 +59,18 @@ enum WalletWire {
             ("clientId", .string(userId)), ("walletId", .string(share.walletId)), ("mode", .string(mode.rawValue)),
             ("setId", .string(share.setId.hex)),
         ]
-        if !tweaks.isEmpty { members += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))] }
+        if !tweaks.isEmpty {
+            members += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))]
+        }
         return try await world.send(
-            .POST, "/wallets/signing-sessions", json: .object(members + extra), headers: world.bearer(token), server: server)
+            .POST, "/wallets/signing-sessions", json: .object(members + extra), headers: world.bearer(token),
+            server: server)
     }
 
     /// A whole signature with the server; returns the signature and the server's answers.
     static func sign(
-        world: TestWorld, share: ShareRecord, userId: String, message: [UInt8], mode: SigningMode, token: String, server: Int = 0,
+        world: TestWorld, share: ShareRecord, userId: String, message: [UInt8], mode: SigningMode, token: String,
+        server: Int = 0,
         tweaks: SigningTweaks = .none
     ) async throws -> [UInt8] {
         let opened = try await openSigning(
@@ -72,15 +82,20 @@ enum WalletWire {
         let signer = try SigningParty(share: share, mode: mode)
         let nonce = try signer.commit(message: message, tweaks: tweaks)
         let package = try SigningPackage(
-            signingSet: share, message: message, mode: mode, commitments: [1: nonce.commitment, 2: commitment], tweaks: tweaks)
+            signingSet: share, message: message, mode: mode, commitments: [1: nonce.commitment, 2: commitment],
+            tweaks: tweaks)
         let sessionId = try #require(opened.string("sessionId"))
         let signed = try await world.send(
             .POST, "/wallets/signing-sessions/\(sessionId)/sign",
-            json: .object([("message", .string(Base64.encode(message))), ("commitment", ProtocolWire.encode(nonce.commitment))]),
+            json: .object([
+                ("message", .string(Base64.encode(message))), ("commitment", ProtocolWire.encode(nonce.commitment)),
+            ]),
             headers: world.bearer(token), server: server)
         try #require(signed.status == 200, "\(signed.text)")
         let shareValue = try #require(signed.json?["signatureShare"])
         let custodianShare = try ProtocolWire.decodeSignatureShare(shareValue, party: 2, curve: share.curve)
-        return try package.aggregate(signatureShares: [1: try signer.sign(nonce: nonce, package: package), 2: custodianShare])
+        return try package.aggregate(signatureShares: [
+            1: try signer.sign(nonce: nonce, package: package), 2: custodianShare,
+        ])
     }
 }

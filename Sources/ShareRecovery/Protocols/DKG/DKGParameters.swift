@@ -15,7 +15,8 @@ public struct DKGParameters: Sendable, Equatable {
     /// Checks the parameters.
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a walletId, t or n out of range.
     public init(curve: Curve, walletId: String, threshold: Int, parties: Int) throws(ShareRecoveryError) {
-        try ShareRecord.checkRanges(walletIdCount: walletId.utf8.count, threshold: threshold, parties: parties, partyIndex: 1)
+        try ShareRecord.checkRanges(
+            walletIdCount: walletId.utf8.count, threshold: threshold, parties: parties, partyIndex: 1)
         self.curve = curve
         self.walletId = walletId
         self.threshold = threshold

@@ -29,7 +29,9 @@ public struct DKGParty: Sendable, CustomStringConvertible {
     ///   - partyIndex: i, 1…n.
     ///   - random: The random source (the system CSPRNG in production).
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for an index outside 1…n.
-    public init(parameters: DKGParameters, partyIndex: Int, using random: some RandomSource = SystemRandom()) throws(ShareRecoveryError) {
+    public init(parameters: DKGParameters, partyIndex: Int, using random: some RandomSource = SystemRandom())
+        throws(ShareRecoveryError)
+    {
         // Scalar.random never returns zero, so every C_{i,k} is a valid point.
         let coefficients = (0..<parameters.threshold).map { _ in Scalar.random(on: parameters.curve, using: random) }
         try self.init(
@@ -45,22 +47,28 @@ public struct DKGParty: Sendable, CustomStringConvertible {
     ///   - proofNonce: k, non-zero.
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for an index outside 1…n or a wrong
     ///   coefficient count; ``ShareRecoveryError/Code/invalidScalar`` for a zero coefficient or nonce.
-    public init(parameters: DKGParameters, partyIndex: Int, coefficients: [Scalar], proofNonce: Scalar) throws(ShareRecoveryError) {
+    public init(parameters: DKGParameters, partyIndex: Int, coefficients: [Scalar], proofNonce: Scalar)
+        throws(ShareRecoveryError)
+    {
         guard parameters.partyIndices.contains(partyIndex) else {
-            throw ShareRecoveryError(.invalidParameters, "party index must be 1…\(parameters.parties), got \(partyIndex)")
+            throw ShareRecoveryError(
+                .invalidParameters, "party index must be 1…\(parameters.parties), got \(partyIndex)")
         }
         guard coefficients.count == parameters.threshold, coefficients.allSatisfy({ $0.curve == parameters.curve }),
             proofNonce.curve == parameters.curve
         else {
             throw ShareRecoveryError(
-                .invalidParameters, "party \(partyIndex) needs \(parameters.threshold) coefficients on \(parameters.curve)")
+                .invalidParameters,
+                "party \(partyIndex) needs \(parameters.threshold) coefficients on \(parameters.curve)")
         }
         guard coefficients.allSatisfy({ !$0.isZero }), !proofNonce.isZero else {
             throw ShareRecoveryError(.invalidScalar, "a DKG coefficient or proof nonce is zero")
         }
         let polynomial = try mappingCryptoErrors { try Polynomial(coefficients: coefficients) }
         let commitments = try mappingCryptoErrors { try polynomial.commitments() }
-        let proof = try mappingCryptoErrors { try DKGProof.prove(secret: coefficients[0], index: partyIndex, nonce: proofNonce) }
+        let proof = try mappingCryptoErrors {
+            try DKGProof.prove(secret: coefficients[0], index: partyIndex, nonce: proofNonce)
+        }
         self.parameters = parameters
         self.partyIndex = partyIndex
         self.polynomial = polynomial
@@ -82,13 +90,15 @@ public struct DKGParty: Sendable, CustomStringConvertible {
             if message.sender == partyIndex {
                 guard message == round1Message else {
                     throw ShareRecoveryError(
-                        .invalidParameters, "a round-1 message claims to come from this party (\(partyIndex))", party: partyIndex)
+                        .invalidParameters, "a round-1 message claims to come from this party (\(partyIndex))",
+                        party: partyIndex)
                 }
                 continue
             }
             guard parameters.partyIndices.contains(message.sender), bySender[message.sender] == nil else {
                 throw ShareRecoveryError(
-                    .invalidParameters, "round-1 message from party \(message.sender): not a party of 1…\(parameters.parties), or sent twice",
+                    .invalidParameters,
+                    "round-1 message from party \(message.sender): not a party of 1…\(parameters.parties), or sent twice",
                     party: message.sender)
             }
             bySender[message.sender] = message
@@ -99,15 +109,19 @@ public struct DKGParty: Sendable, CustomStringConvertible {
                 throw ShareRecoveryError(.invalidParameters, "no round-1 message from party \(sender)", party: sender)
             }
             guard message.commitments.count == parameters.threshold,
-                message.commitments.allSatisfy({ $0.curve == parameters.curve }), message.proof.commitment.curve == parameters.curve
+                message.commitments.allSatisfy({ $0.curve == parameters.curve }),
+                message.proof.commitment.curve == parameters.curve
             else {
                 throw ShareRecoveryError(
-                    .invalidParameters, "party \(sender) sent \(message.commitments.count) commitments, expected \(parameters.threshold) on \(parameters.curve)",
+                    .invalidParameters,
+                    "party \(sender) sent \(message.commitments.count) commitments, expected \(parameters.threshold) on \(parameters.curve)",
                     party: sender)
             }
             // §10 step 3: μ_i·G == R_i + c_i·C_{i,0}. Our own proof needs no check.
-            guard sender == partyIndex || message.proof.verify(index: sender, publicCommitment: message.commitments[0]) else {
-                throw ShareRecoveryError(.dkgProofFailed, "party \(sender)'s proof of knowledge does not verify", party: sender)
+            guard sender == partyIndex || message.proof.verify(index: sender, publicCommitment: message.commitments[0])
+            else {
+                throw ShareRecoveryError(
+                    .dkgProofFailed, "party \(sender)'s proof of knowledge does not verify", party: sender)
             }
             ordered.append(message)
         }
@@ -115,11 +129,14 @@ public struct DKGParty: Sendable, CustomStringConvertible {
             DKGRound2Message(sender: partyIndex, receiver: receiver, subShare: polynomial.evaluate(atIndex: receiver))
         }
         let state = DKGRound2State(
-            parameters: parameters, partyIndex: partyIndex, round1: ordered, ownSubShare: polynomial.evaluate(atIndex: partyIndex))
+            parameters: parameters, partyIndex: partyIndex, round1: ordered,
+            ownSubShare: polynomial.evaluate(atIndex: partyIndex))
         return (state, outgoing)
     }
 
-    public var description: String { "DKGParty(\(parameters.walletId), party \(partyIndex) of \(parameters.parties), polynomial redacted)" }
+    public var description: String {
+        "DKGParty(\(parameters.walletId), party \(partyIndex) of \(parameters.parties), polynomial redacted)"
+    }
 }
 
 /// Party j between rounds 2 and 3: every broadcast checked, its own sub-share f_j(j) kept. This is
@@ -152,11 +169,13 @@ public struct DKGRound2State: Sendable, CustomStringConvertible {
         let curve = parameters.curve
         var bySender: [Int: Scalar] = [:]
         for message in messages {
-            guard message.receiver == partyIndex, message.sender != partyIndex, parameters.partyIndices.contains(message.sender),
+            guard message.receiver == partyIndex, message.sender != partyIndex,
+                parameters.partyIndices.contains(message.sender),
                 bySender[message.sender] == nil
             else {
                 throw ShareRecoveryError(
-                    .invalidParameters, "round-2 message \(message.sender) → \(message.receiver) is not for party \(partyIndex) or came twice",
+                    .invalidParameters,
+                    "round-2 message \(message.sender) → \(message.receiver) is not for party \(partyIndex) or came twice",
                     party: message.sender)
             }
             bySender[message.sender] = message.subShare
@@ -169,7 +188,8 @@ public struct DKGRound2State: Sendable, CustomStringConvertible {
         if let position = FeldmanBatch.firstFailure(index: partyIndex, claims: claims) {
             let sender = received[position].sender
             throw ShareRecoveryError(
-                .subShareCheckFailed, "party \(sender)'s sub-share for party \(partyIndex) does not match its commitments",
+                .subShareCheckFailed,
+                "party \(sender)'s sub-share for party \(partyIndex) does not match its commitments",
                 party: sender)
         }
         if received.count < senders.count {
@@ -193,7 +213,9 @@ public struct DKGRound2State: Sendable, CustomStringConvertible {
             setId: parameters.setId(commitments: commitments), secret: secret, commitments: commitments)
     }
 
-    public var description: String { "DKGRound2State(\(parameters.walletId), party \(partyIndex), own sub-share redacted)" }
+    public var description: String {
+        "DKGRound2State(\(parameters.walletId), party \(partyIndex), own sub-share redacted)"
+    }
 }
 
 /// All n parties of a DKG in one process, through the same messages a network would carry: the CLI's
@@ -205,7 +227,8 @@ public enum DistributedKeyGeneration {
     ///   - random: The random source.
     /// - Returns: The n signing shares, party 1 first.
     /// - Throws: ``ShareRecoveryError`` from any party's checks.
-    public static func run(parameters: DKGParameters, using random: some RandomSource = SystemRandom()) throws(ShareRecoveryError)
+    public static func run(parameters: DKGParameters, using random: some RandomSource = SystemRandom())
+        throws(ShareRecoveryError)
         -> [ShareRecord]
     {
         let parties = try parameters.partyIndices.map { (index) throws(ShareRecoveryError) in

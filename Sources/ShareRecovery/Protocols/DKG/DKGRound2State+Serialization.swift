@@ -12,7 +12,10 @@ extension DKGRound2State {
 
     /// The state's bytes, in a wiped buffer.
     public func serialized() -> SecureBytes {
-        var header = Self.magic + [Self.version, parameters.curve.rawValue, UInt8(parameters.threshold), UInt8(parameters.parties)]
+        var header =
+            Self.magic + [
+                Self.version, parameters.curve.rawValue, UInt8(parameters.threshold), UInt8(parameters.parties),
+            ]
         header += [UInt8(partyIndex), UInt8(parameters.walletId.utf8.count)] + Array(parameters.walletId.utf8)
         var tail: [UInt8] = []
         for message in round1 {
@@ -20,7 +23,9 @@ extension DKGRound2State {
             for commitment in message.commitments { tail += commitment.rawRepresentation }
             tail += message.proof.rawRepresentation
         }
-        return SecureBytes.concatenating([SecureBytes(copying: header), ownSubShare.rawRepresentation, SecureBytes(copying: tail)])
+        return SecureBytes.concatenating([
+            SecureBytes(copying: header), ownSubShare.rawRepresentation, SecureBytes(copying: tail),
+        ])
     }
 
     /// Reads bytes from ``serialized()``.
@@ -35,15 +40,20 @@ extension DKGRound2State {
             return try mappingCryptoErrors { try bytes.slice(range) }
         }
         func take(_ count: Int, from reader: inout ByteReader) throws(ShareRecoveryError) -> [UInt8] {
-            guard let taken = reader.read(count) else { throw ShareRecoveryError(.malformedRecord, "the DKG state is truncated") }
+            guard let taken = reader.read(count) else {
+                throw ShareRecoveryError(.malformedRecord, "the DKG state is truncated")
+            }
             return taken
         }
         var reader = ByteReader(bytes: try slice(0..<10).revealedBytes())
         guard try take(4, from: &reader) == Self.magic, try take(1, from: &reader)[0] == Self.version else {
             throw ShareRecoveryError(.malformedRecord, "not a version-1 DKG round-2 state")
         }
-        guard let curve = Curve(rawValue: try take(1, from: &reader)[0]) else { throw ShareRecoveryError(.malformedRecord, "unknown curve") }
-        let threshold = Int(try take(1, from: &reader)[0]), parties = Int(try take(1, from: &reader)[0]), partyIndex = Int(try take(1, from: &reader)[0])
+        guard let curve = Curve(rawValue: try take(1, from: &reader)[0]) else {
+            throw ShareRecoveryError(.malformedRecord, "unknown curve")
+        }
+        let threshold = Int(try take(1, from: &reader)[0]), parties = Int(try take(1, from: &reader)[0]),
+            partyIndex = Int(try take(1, from: &reader)[0])
         let headerCount = 10 + Int(try take(1, from: &reader)[0])
         guard let walletId = String(validating: try slice(10..<headerCount).revealedBytes(), as: UTF8.self) else {
             throw ShareRecoveryError(.malformedRecord, "walletId is not UTF-8")
@@ -61,10 +71,13 @@ extension DKGRound2State {
                 return try mappingCryptoErrors { try Point(rawRepresentation: encoded, curve: curve) }
             }
             let proofBytes = try take(curve.pointCount + Curve.scalarCount, from: &reader)
-            let proof = try mappingCryptoErrors { try DKGProof(rawRepresentation: proofBytes, curve: curve, party: sender) }
+            let proof = try mappingCryptoErrors {
+                try DKGProof(rawRepresentation: proofBytes, curve: curve, party: sender)
+            }
             round1.append(DKGRound1Message(sender: sender, commitments: commitments, proof: proof))
         }
-        guard reader.offset == reader.bytes.count, round1.map(\.sender) == Array(parameters.partyIndices), parameters.partyIndices.contains(partyIndex)
+        guard reader.offset == reader.bytes.count, round1.map(\.sender) == Array(parameters.partyIndices),
+            parameters.partyIndices.contains(partyIndex)
         else { throw ShareRecoveryError(.malformedRecord, "the DKG state's parties or length do not match its header") }
         self.init(parameters: parameters, partyIndex: partyIndex, round1: round1, ownSubShare: ownSubShare)
     }

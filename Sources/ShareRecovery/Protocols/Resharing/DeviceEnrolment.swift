@@ -23,7 +23,8 @@ public enum DeviceEnrolment {
     public static func plan(approvingSet: ShareRecord, newSetId: SetID) throws(ShareRecoveryError) -> ResharingPlan {
         try checkShape(approvingSet)
         return try ResharingPlan(
-            oldSet: approvingSet, dealers: [deviceIndex, custodianIndex], newThreshold: 2, newParties: 2, newKind: .signing,
+            oldSet: approvingSet, dealers: [deviceIndex, custodianIndex], newThreshold: 2, newParties: 2,
+            newKind: .signing,
             newGeneration: approvingSet.generation, newSetId: newSetId)
     }
 
@@ -33,10 +34,13 @@ public enum DeviceEnrolment {
     public static func check(_ plan: ResharingPlan, approvingSet: ShareRecord) throws(ShareRecoveryError) {
         try checkShape(approvingSet)
         guard plan.oldSet.isSameSet(as: approvingSet.publicDescription), plan.dealers == [deviceIndex, custodianIndex],
-            plan.newThreshold == 2, plan.newParties == 2, plan.newKind == .signing, plan.newGeneration == approvingSet.generation
+            plan.newThreshold == 2, plan.newParties == 2, plan.newKind == .signing,
+            plan.newGeneration == approvingSet.generation
         else {
             throw ShareRecoveryError(
-                .invalidParameters, "the plan is not a device enrolment from set \(approvingSet.setId): it must reshare that 2-of-2 signing set into a new 2-of-2 signing set of the same generation")
+                .invalidParameters,
+                "the plan is not a device enrolment from set \(approvingSet.setId): it must reshare that 2-of-2 signing set into a new 2-of-2 signing set of the same generation"
+            )
         }
     }
 
@@ -56,7 +60,8 @@ public enum DeviceEnrolment {
     ) throws(ShareRecoveryError) -> (dealing: Dealing, newCommitments: [Point]) {
         try check(plan, approvingSet: approverShare)
         guard approverShare.partyIndex == deviceIndex, approverShare.secret != nil else {
-            throw ShareRecoveryError(.invalidParameters, "approving a device needs this device's signing share (party 1) with its secret")
+            throw ShareRecoveryError(
+                .invalidParameters, "approving a device needs this device's signing share (party 1) with its secret")
         }
         let dealing = try ResharingDealer.deal(share: approverShare, plan: plan, using: random)
         let custodian = Dealing(dealerIndex: custodianIndex, commitments: custodianCommitments, subShares: [:])
@@ -72,13 +77,15 @@ public enum DeviceEnrolment {
     /// - Returns: The new device's signing share.
     /// - Throws: Every code of ``ResharingReceiver/receive(partyIndex:plan:dealings:)``, and
     ///   `publicKeyMismatch` when the custodian's commitments differ from the device's.
-    public static func join(plan: ResharingPlan, dealings: [Dealing], newCommitments: [Point]) throws(ShareRecoveryError)
+    public static func join(plan: ResharingPlan, dealings: [Dealing], newCommitments: [Point])
+        throws(ShareRecoveryError)
         -> ShareRecord
     {
         try check(plan, approvingSet: plan.oldSet)
         let share = try ResharingReceiver.receive(partyIndex: deviceIndex, plan: plan, dealings: dealings)
         guard share.commitments == newCommitments else {
-            throw ShareRecoveryError(.publicKeyMismatch, "the custodian stored other commitments for the new device's set")
+            throw ShareRecoveryError(
+                .publicKeyMismatch, "the custodian stored other commitments for the new device's set")
         }
         return share
     }
@@ -86,7 +93,9 @@ public enum DeviceEnrolment {
     private static func checkShape(_ set: ShareRecord) throws(ShareRecoveryError) {
         guard set.kind == .signing, set.threshold == 2, set.parties == 2 else {
             throw ShareRecoveryError(
-                .invalidParameters, "a device joins a 2-of-2 signing set with the custodian; set \(set.setId) is a \(set.threshold)-of-\(set.parties) \(set.kind) set")
+                .invalidParameters,
+                "a device joins a 2-of-2 signing set with the custodian; set \(set.setId) is a \(set.threshold)-of-\(set.parties) \(set.kind) set"
+            )
         }
     }
 }

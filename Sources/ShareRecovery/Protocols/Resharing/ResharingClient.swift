@@ -24,11 +24,13 @@ public enum ResharingClient {
     ///   generation, and every code of ``ResharingDealer`` and ``ResharingReceiver`` (a custodian
     ///   dealing that fails its checks names the dealer).
     public static func accept(
-        offer: ResharingSessionOffer, ownShare: ShareRecord, newKind: SetKind, using random: some RandomSource = SystemRandom()
+        offer: ResharingSessionOffer, ownShare: ShareRecord, newKind: SetKind,
+        using random: some RandomSource = SystemRandom()
     ) throws(ShareRecoveryError) -> Dealt {
         let plan = offer.plan
         // A backup keeps the generation; a recovery must move past the share it starts from.
-        let generationFits = newKind == .backup ? plan.newGeneration == ownShare.generation : plan.newGeneration > ownShare.generation
+        let generationFits =
+            newKind == .backup ? plan.newGeneration == ownShare.generation : plan.newGeneration > ownShare.generation
         guard plan.oldSet.isSameSet(as: ownShare.publicDescription), plan.dealers.contains(ownShare.partyIndex),
             plan.newKind == newKind, generationFits, plan.newThreshold == ownShare.threshold,
             plan.newParties == ownShare.parties

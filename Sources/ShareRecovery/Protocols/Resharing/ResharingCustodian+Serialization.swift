@@ -24,13 +24,16 @@ extension ResharingCustodian {
     }
 
     /// The header both states share.
-    fileprivate static func header(_ round: Round, purpose: ResharingSessionRequest.Purpose, expectedSet: SetID?) -> [UInt8] {
+    fileprivate static func header(_ round: Round, purpose: ResharingSessionRequest.Purpose, expectedSet: SetID?)
+        -> [UInt8]
+    {
         let (purposeByte, method): (UInt8, BackupMethod) =
             switch purpose {
             case .backup(let method): (1, method)
             case .recovery(let method): (2, method)
             }
-        return magic + [version, round.rawValue, purposeByte, method.rawValue] + (expectedSet.map { [1] + $0.bytes } ?? [0])
+        return magic + [version, round.rawValue, purposeByte, method.rawValue]
+            + (expectedSet.map { [1] + $0.bytes } ?? [0])
     }
 
     /// Reads the header; the reader then stands at the round's body.
@@ -38,7 +41,8 @@ extension ResharingCustodian {
         -> (purpose: ResharingSessionRequest.Purpose, expectedSet: SetID?)
     {
         guard try reader.read(4) == magic, try reader.byte() == version, try reader.byte() == round.rawValue else {
-            throw ShareRecoveryError(.malformedRecord, "not a version-1 resharing \(round == .opened ? "opened" : "pending") state")
+            throw ShareRecoveryError(
+                .malformedRecord, "not a version-1 resharing \(round == .opened ? "opened" : "pending") state")
         }
         let purposeByte = try reader.byte()
         guard let method = BackupMethod(rawValue: try reader.byte()), purposeByte == 1 || purposeByte == 2 else {
@@ -61,12 +65,16 @@ extension ResharingCustodian.Opened {
         var parts = [
             SecureBytes(
                 copying: ResharingCustodian.header(.opened, purpose: purpose, expectedSet: expectedSet)
-                    + [UInt8(planBytes.count >> 8), UInt8(planBytes.count & 0xFF)] + planBytes + [UInt8(dealings.count)])
+                    + [UInt8(planBytes.count >> 8), UInt8(planBytes.count & 0xFF)] + planBytes + [UInt8(dealings.count)]
+            )
         ]
         for dealing in dealings {
-            parts.append(SecureBytes(copying: [UInt8(dealing.dealerIndex)] + dealing.commitments.flatMap(\.rawRepresentation)))
+            parts.append(
+                SecureBytes(copying: [UInt8(dealing.dealerIndex)] + dealing.commitments.flatMap(\.rawRepresentation)))
             // `init` guarantees a sub-share for every custodian party.
-            for party in ResharingCustodian.ownParties(plan) { parts.append(dealing.subShares[party]!.rawRepresentation) }
+            for party in ResharingCustodian.ownParties(plan) {
+                parts.append(dealing.subShares[party]!.rawRepresentation)
+            }
         }
         return SecureBytes.concatenating(parts)
     }
@@ -119,7 +127,9 @@ extension ResharingCustodian.Pending {
         let shares = signingSetToKeep ?? []
         var parts = [
             SecureBytes(
-                copying: ResharingCustodian.header(.pending, purpose: purpose, expectedSet: expectedSet) + [UInt8(shares.count)])
+                copying: ResharingCustodian.header(.pending, purpose: purpose, expectedSet: expectedSet) + [
+                    UInt8(shares.count)
+                ])
         ]
         for share in shares {
             let record = try share.binary()
@@ -142,7 +152,8 @@ extension ResharingCustodian.Pending {
         try reader.checkAtEnd()
         let isRecovery = if case .recovery = purpose { true } else { false }
         guard isRecovery != shares.isEmpty else {
-            throw ShareRecoveryError(.malformedRecord, "a pending recovery keeps its new signing set, a pending backup none")
+            throw ShareRecoveryError(
+                .malformedRecord, "a pending recovery keeps its new signing set, a pending backup none")
         }
         self.init(purpose: purpose, signingSetToKeep: isRecovery ? shares : nil, expectedSet: expectedSet)
     }
@@ -157,7 +168,9 @@ private struct StateReader {
     init(_ bytes: SecureBytes) { self.bytes = bytes }
 
     mutating func secret(_ count: Int) throws(ShareRecoveryError) -> SecureBytes {
-        guard offset + count <= bytes.count else { throw ShareRecoveryError(.malformedRecord, "the resharing state is truncated") }
+        guard offset + count <= bytes.count else {
+            throw ShareRecoveryError(.malformedRecord, "the resharing state is truncated")
+        }
         defer { offset += count }
         return try mappingCryptoErrors { try bytes.slice(offset..<offset + count) }
     }
@@ -172,6 +185,8 @@ private struct StateReader {
     }
 
     func checkAtEnd() throws(ShareRecoveryError) {
-        guard offset == bytes.count else { throw ShareRecoveryError(.malformedRecord, "the resharing state has trailing bytes") }
+        guard offset == bytes.count else {
+            throw ShareRecoveryError(.malformedRecord, "the resharing state has trailing bytes")
+        }
     }
 }

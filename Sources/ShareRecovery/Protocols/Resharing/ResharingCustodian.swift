@@ -27,7 +27,9 @@ public enum ResharingCustodian {
         /// Restores an opened session a keeper stored.
         /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` when the dealings do not fit the plan
         ///   (a dealer outside Q, the client's index, a sub-share missing for a custodian party).
-        public init(purpose: ResharingSessionRequest.Purpose, plan: ResharingPlan, dealings: [Dealing], expectedSet: SetID?)
+        public init(
+            purpose: ResharingSessionRequest.Purpose, plan: ResharingPlan, dealings: [Dealing], expectedSet: SetID?
+        )
             throws(ShareRecoveryError)
         {
             let client = plan.oldSet.partyIndex
@@ -60,24 +62,32 @@ public enum ResharingCustodian {
         ///   - random: The random source of the sealing.
         /// - Throws: ``ShareRecoveryError``: `dealerCheckFailed` for a dealing from another party than
         ///   the client, and every code of ``ResharingReceiver``.
-        public func finish(clientDealing: Dealing, custodianPublicKey: [UInt8], using random: some RandomSource = SystemRandom())
+        public func finish(
+            clientDealing: Dealing, custodianPublicKey: [UInt8], using random: some RandomSource = SystemRandom()
+        )
             throws(ShareRecoveryError) -> Finished
         {
             guard clientDealing.dealerIndex == plan.oldSet.partyIndex else {
-                throw ShareRecoveryError(.dealerCheckFailed, "the client's dealing must come from party \(plan.oldSet.partyIndex)")
+                throw ShareRecoveryError(
+                    .dealerCheckFailed, "the client's dealing must come from party \(plan.oldSet.partyIndex)")
             }
             let newShares = try ResharingReceiver.receive(
                 partyIndices: ResharingCustodian.ownParties(plan), plan: plan, dealings: dealings + [clientDealing])
             var backupShares: [String] = []
             if case .backup(let method) = purpose {
                 backupShares = try newShares.map { (share) throws(ShareRecoveryError) in
-                    try CustodianBackupShare(sealing: share, method: method, custodianPublicKey: custodianPublicKey, using: random).json
+                    try CustodianBackupShare(
+                        sealing: share, method: method, custodianPublicKey: custodianPublicKey, using: random
+                    ).json
                 }
             }
-            return Finished(purpose: purpose, newShares: newShares, custodianBackupShares: backupShares, expectedSet: expectedSet)
+            return Finished(
+                purpose: purpose, newShares: newShares, custodianBackupShares: backupShares, expectedSet: expectedSet)
         }
 
-        public var description: String { "ResharingCustodian.Opened(\(purpose), plan for set \(plan.newSetId), sub-shares redacted)" }
+        public var description: String {
+            "ResharingCustodian.Opened(\(purpose), plan for set \(plan.newSetId), sub-shares redacted)"
+        }
     }
 
     /// A session after finish: the custodian's new shares, not yet current, and the answer to the client.
@@ -93,17 +103,22 @@ public enum ResharingCustodian {
 
         /// What the custodian tells the client.
         public var result: ResharingSessionResult {
-            ResharingSessionResult(newCommitments: newShares[0].commitments, custodianBackupShares: custodianBackupShares)
+            ResharingSessionResult(
+                newCommitments: newShares[0].commitments, custodianBackupShares: custodianBackupShares)
         }
 
         /// What the custodian keeps until the client confirms: for a backup nothing secret (its new
         /// shares left as ``custodianBackupShares``), for a recovery the new signing set.
         public var pending: Pending {
-            if case .recovery = purpose { return Pending(purpose: purpose, signingSetToKeep: newShares, expectedSet: expectedSet) }
+            if case .recovery = purpose {
+                return Pending(purpose: purpose, signingSetToKeep: newShares, expectedSet: expectedSet)
+            }
             return Pending(purpose: purpose, signingSetToKeep: nil, expectedSet: expectedSet)
         }
 
-        public var description: String { "ResharingCustodian.Finished(\(purpose), \(newShares.count) new shares, secrets redacted)" }
+        public var description: String {
+            "ResharingCustodian.Finished(\(purpose), \(newShares.count) new shares, secrets redacted)"
+        }
     }
 
     /// A finished session waiting for the client's confirm.
@@ -155,7 +170,8 @@ public enum ResharingCustodian {
     ///   when the custodian holds no signing share of the client's set (backup) or selection finds
     ///   none (recovery); `inconsistentShares` from selection.
     public static func open(
-        request: ResharingSessionRequest, signingShares: [ShareRecord], candidates: [String], custodianKey: SealingKeyPair,
+        request: ResharingSessionRequest, signingShares: [ShareRecord], candidates: [String],
+        custodianKey: SealingKeyPair,
         using random: some RandomSource = SystemRandom()
     ) throws(ShareRecoveryError) -> Opened {
         let client = request.clientShare
@@ -166,7 +182,8 @@ public enum ResharingCustodian {
         switch request.purpose {
         case .backup:
             guard client.kind == .signing else {
-                throw ShareRecoveryError(.invalidParameters, "a backup reshares a signing share; clientShare is a \(client.kind) share")
+                throw ShareRecoveryError(
+                    .invalidParameters, "a backup reshares a signing share; clientShare is a \(client.kind) share")
             }
             let matching = signingShares.filter { $0.isSameSet(as: client) && $0.partyIndex != client.partyIndex }
             dealers = Array(matching.sorted { $0.partyIndex < $1.partyIndex }.prefix(client.threshold - 1))
@@ -176,11 +193,15 @@ public enum ResharingCustodian {
             newKind = .backup
             newGeneration = client.generation
         case .recovery(let method):
-            dealers = try CustodianShareSelector(custodianKey: custodianKey).select(for: client, method: method, candidates: candidates).get()
+            dealers = try CustodianShareSelector(custodianKey: custodianKey).select(
+                for: client, method: method, candidates: candidates
+            ).get()
             newKind = .signing
             // One more than the newest signing generation the custodian knows (FORMATS.md §3).
             let newest = max(signingShares.map(\.generation).max() ?? client.generation, client.generation)
-            guard newest < UInt32.max else { throw ShareRecoveryError(.invalidParameters, "the generation cannot be advanced") }
+            guard newest < UInt32.max else {
+                throw ShareRecoveryError(.invalidParameters, "the generation cannot be advanced")
+            }
             newGeneration = newest + 1
             expectedSet = signingShares.first?.setId
         }
@@ -189,7 +210,9 @@ public enum ResharingCustodian {
         let plan = try ResharingPlan(
             oldSet: client, dealers: [client.partyIndex] + dealers.map(\.partyIndex), newThreshold: client.threshold,
             newParties: client.parties, newKind: newKind, newGeneration: newGeneration, newSetId: setId)
-        let dealings = try dealers.map { (share) throws(ShareRecoveryError) in try ResharingDealer.deal(share: share, plan: plan, using: random) }
+        let dealings = try dealers.map { (share) throws(ShareRecoveryError) in
+            try ResharingDealer.deal(share: share, plan: plan, using: random)
+        }
         return try Opened(purpose: request.purpose, plan: plan, dealings: dealings, expectedSet: expectedSet)
     }
 

@@ -17,7 +17,8 @@ public enum SigningMode: String, Sendable, CaseIterable, CustomStringConvertible
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for `bip340` on ed25519.
     public func check(on curve: Curve) throws(ShareRecoveryError) {
         guard self == .rfc9591 || curve == .secp256k1 else {
-            throw ShareRecoveryError(.invalidParameters, "mode bip340 signs on secp256k1 only; ed25519 signs in mode rfc9591")
+            throw ShareRecoveryError(
+                .invalidParameters, "mode bip340 signs on secp256k1 only; ed25519 signs in mode rfc9591")
         }
     }
 

@@ -35,19 +35,23 @@ public struct SigningPackage: Sendable {
         tweaks: SigningTweaks = .none
     ) throws(ShareRecoveryError) {
         guard signingSet.kind == .signing else {
-            throw ShareRecoveryError(.invalidParameters, "a backup set does not sign; recover a signing set from it first")
+            throw ShareRecoveryError(
+                .invalidParameters, "a backup set does not sign; recover a signing set from it first")
         }
         try mode.check(on: signingSet.curve)
         guard commitments.count >= signingSet.threshold else {
             throw ShareRecoveryError(
-                .invalidParameters, "\(commitments.count) signers; this \(signingSet.threshold)-of-\(signingSet.parties) set needs \(signingSet.threshold)")
+                .invalidParameters,
+                "\(commitments.count) signers; this \(signingSet.threshold)-of-\(signingSet.parties) set needs \(signingSet.threshold)"
+            )
         }
         for (index, commitment) in commitments {
             guard (1...signingSet.parties).contains(index) else {
                 throw ShareRecoveryError(.invalidParameters, "party \(index) is not in the signing set", party: index)
             }
             guard commitment.curve == signingSet.curve else {
-                throw ShareRecoveryError(.invalidPoint, "party \(index)'s commitment is not on \(signingSet.curve)", party: index)
+                throw ShareRecoveryError(
+                    .invalidPoint, "party \(index)'s commitment is not on \(signingSet.curve)", party: index)
             }
         }
         try tweaks.check(mode: mode, curve: signingSet.curve)
@@ -92,9 +96,12 @@ public struct SigningPackage: Sendable {
                 return .rfc9591(package, try FrostRFC9591.sessionValues(package), publicShares: publicShares)
             case .bip340:
                 let context = try FrostBIP340.SignersContext(
-                    threshold: signingSet.threshold, parties: signingSet.parties, publicShares: publicShares, groupKey: publicKey)
+                    threshold: signingSet.threshold, parties: signingSet.parties, publicShares: publicShares,
+                    groupKey: publicKey)
                 let nonce = FrostBIP340.AggregateNonce(aggregating: signers.map { commitments[$0]! })
-                return .bip340(try FrostBIP340.Session(signersContext: context, aggregateNonce: nonce, message: message, tweaks: frostTweaks))
+                return .bip340(
+                    try FrostBIP340.Session(
+                        signersContext: context, aggregateNonce: nonce, message: message, tweaks: frostTweaks))
             }
         }
     }
@@ -107,7 +114,8 @@ public struct SigningPackage: Sendable {
     public func aggregate(signatureShares: [Int: Scalar]) throws(ShareRecoveryError) -> [UInt8] {
         guard Set(signatureShares.keys) == Set(signers) else {
             throw ShareRecoveryError(
-                .invalidParameters, "signature shares from \(signatureShares.keys.sorted()), but the signers are \(signers)")
+                .invalidParameters,
+                "signature shares from \(signatureShares.keys.sorted()), but the signers are \(signers)")
         }
         let signature = try mappingCryptoErrors { () throws -> [UInt8] in
             switch try session() {
@@ -115,13 +123,15 @@ public struct SigningPackage: Sendable {
                 return try FrostRFC9591.aggregate(
                     signatureShares: signatureShares, publicShares: publicShares, package: package, values: values)
             case .bip340(let session):
-                return try FrostBIP340.aggregateVerified(partialSignatures: signatureShares, commitments: commitments, session: session)
+                return try FrostBIP340.aggregateVerified(
+                    partialSignatures: signatureShares, commitments: commitments, session: session)
             }
         }
         // Every share verified, so this holds; checking costs one verification and guards the claim
         // that the result is an ordinary signature.
         guard SignatureVerifier.verify(signature: signature, message: message, publicKey: signingKey, mode: mode) else {
-            throw ShareRecoveryError(.invalidSignatureShare, "the aggregate signature does not verify under the signing key (\(tweaks))")
+            throw ShareRecoveryError(
+                .invalidSignatureShare, "the aggregate signature does not verify under the signing key (\(tweaks))")
         }
         return signature
     }

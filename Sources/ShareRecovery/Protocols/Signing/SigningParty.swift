@@ -20,10 +20,12 @@ public struct SigningParty: Sendable, CustomStringConvertible {
     ///   share, or a mode of another curve.
     public init(share: ShareRecord, mode: SigningMode) throws(ShareRecoveryError) {
         guard share.secret != nil else {
-            throw ShareRecoveryError(.invalidParameters, "signing needs the share's secret; this record is a public description")
+            throw ShareRecoveryError(
+                .invalidParameters, "signing needs the share's secret; this record is a public description")
         }
         guard share.kind == .signing else {
-            throw ShareRecoveryError(.invalidParameters, "a backup share does not sign; recover a signing set from it first")
+            throw ShareRecoveryError(
+                .invalidParameters, "a backup share does not sign; recover a signing set from it first")
         }
         try mode.check(on: share.curve)
         self.share = share
@@ -48,7 +50,8 @@ public struct SigningParty: Sendable, CustomStringConvertible {
     ///   - random: The random source.
     /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for tweaks in mode rfc9591 or on ed25519,
     ///   or a path step BIP-32 declares invalid.
-    public func commit(message: [UInt8]? = nil, tweaks: SigningTweaks, using random: some RandomSource = SystemRandom()) throws(ShareRecoveryError)
+    public func commit(message: [UInt8]? = nil, tweaks: SigningTweaks, using random: some RandomSource = SystemRandom())
+        throws(ShareRecoveryError)
         -> FrostSigningNonce
     {
         try tweaks.check(mode: mode, curve: share.curve)
@@ -64,7 +67,8 @@ public struct SigningParty: Sendable, CustomStringConvertible {
             return FrostRFC9591.generateNonce(share: secret, using: random)
         case .bip340:
             return FrostBIP340.generateNonce(
-                share: secret, publicShare: try? share.publicShare, groupKey: boundKey, message: message, extraInput: nil, using: random)
+                share: secret, publicShare: try? share.publicShare, groupKey: boundKey, message: message,
+                extraInput: nil, using: random)
         }
     }
 
@@ -85,21 +89,26 @@ public struct SigningParty: Sendable, CustomStringConvertible {
                 party: share.partyIndex)
         }
         guard package.mode == mode else {
-            throw ShareRecoveryError(.invalidParameters, "this signer signs in mode \(mode); the package is in mode \(package.mode)")
+            throw ShareRecoveryError(
+                .invalidParameters, "this signer signs in mode \(mode); the package is in mode \(package.mode)")
         }
         guard let commitment = package.commitments[share.partyIndex], commitment == nonce.commitment else {
             throw ShareRecoveryError(
-                .invalidParameters, "the package carries no commitment, or another one, for party \(share.partyIndex)", party: share.partyIndex)
+                .invalidParameters, "the package carries no commitment, or another one, for party \(share.partyIndex)",
+                party: share.partyIndex)
         }
         guard !nonce.isConsumed else {
-            throw ShareRecoveryError(.nonceReused, "this nonce already signed (or was discarded); start again from round 1", party: share.partyIndex)
+            throw ShareRecoveryError(
+                .nonceReused, "this nonce already signed (or was discarded); start again from round 1",
+                party: share.partyIndex)
         }
         let secret = share.secret!
         let index = share.partyIndex
         return try mappingCryptoErrors { () throws -> Scalar in
             switch try package.session() {
             case .rfc9591(let frostPackage, let values, _):
-                return try FrostRFC9591.sign(nonce: nonce, share: secret, index: index, package: frostPackage, values: values)
+                return try FrostRFC9591.sign(
+                    nonce: nonce, share: secret, index: index, package: frostPackage, values: values)
             case .bip340(let session):
                 return try FrostBIP340.sign(nonce: nonce, share: secret, index: index, session: session)
             }
@@ -126,7 +135,9 @@ public enum ThresholdSigning {
         shares: [ShareRecord], message: [UInt8], mode: SigningMode? = nil, tweaks: SigningTweaks = .none,
         using random: some RandomSource = SystemRandom()
     ) throws(ShareRecoveryError) -> (package: SigningPackage, signature: [UInt8]) {
-        guard let first = shares.first else { throw ShareRecoveryError(.invalidParameters, "signing needs the signers' shares") }
+        guard let first = shares.first else {
+            throw ShareRecoveryError(.invalidParameters, "signing needs the signers' shares")
+        }
         for share in shares.dropFirst() where !share.isSameSet(as: first) {
             throw ShareRecoveryError(
                 .invalidParameters,
@@ -137,11 +148,15 @@ public enum ThresholdSigning {
             throw ShareRecoveryError(.invalidParameters, "two shares of one party; each signer signs once")
         }
         let mode = mode ?? .default(for: first.curve)
-        let signers = try shares.map { (share) throws(ShareRecoveryError) in try SigningParty(share: share, mode: mode) }
-        let nonces = try signers.map { (signer) throws(ShareRecoveryError) in try signer.commit(message: message, tweaks: tweaks, using: random) }
+        let signers = try shares.map { (share) throws(ShareRecoveryError) in try SigningParty(share: share, mode: mode)
+        }
+        let nonces = try signers.map { (signer) throws(ShareRecoveryError) in
+            try signer.commit(message: message, tweaks: tweaks, using: random)
+        }
         var commitments: [Int: FrostNonceCommitment] = [:]
         for (signer, nonce) in zip(signers, nonces) { commitments[signer.share.partyIndex] = nonce.commitment }
-        let package = try SigningPackage(signingSet: first, message: message, mode: mode, commitments: commitments, tweaks: tweaks)
+        let package = try SigningPackage(
+            signingSet: first, message: message, mode: mode, commitments: commitments, tweaks: tweaks)
         var signatureShares: [Int: Scalar] = [:]
         for (signer, nonce) in zip(signers, nonces) {
             signatureShares[signer.share.partyIndex] = try signer.sign(nonce: nonce, package: package)

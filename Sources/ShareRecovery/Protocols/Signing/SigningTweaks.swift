@@ -37,11 +37,14 @@ public struct SigningTweaks: Sendable, Hashable, CustomStringConvertible {
         guard curve == .secp256k1 else {
             throw ShareRecoveryError(
                 .invalidParameters,
-                "\(self) is for secp256k1 wallets in mode bip340: ed25519 has no standard non-hardened threshold derivation nor Taproot (docs/derivation.md)")
+                "\(self) is for secp256k1 wallets in mode bip340: ed25519 has no standard non-hardened threshold derivation nor Taproot (docs/derivation.md)"
+            )
         }
         guard mode == .bip340 else {
             throw ShareRecoveryError(
-                .invalidParameters, "\(self) signs in mode bip340 only: RFC 9591 defines no key tweaks, so mode \(mode) cannot sign for a derived or Taproot key")
+                .invalidParameters,
+                "\(self) signs in mode bip340 only: RFC 9591 defines no key tweaks, so mode \(mode) cannot sign for a derived or Taproot key"
+            )
         }
     }
 
