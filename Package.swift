@@ -1,7 +1,7 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// Upcoming features every target is built with (STYLE.md: one loop, bottom of the manifest).
+// Upcoming features every target is built with (one loop, at the bottom of the manifest).
 // CI (scripts/test.sh) sets SHARE_RECOVERY_WERROR=1: warnings in our own targets are errors there,
 // while dependencies keep their own warning settings.
 let warningsAreErrors = Context.environment["SHARE_RECOVERY_WERROR"] == "1"
@@ -71,9 +71,9 @@ let package = Package(
 
         // The only module that imports C.
         .target(name: "ShareCrypto", dependencies: ["CSodium", "CSecp256k1", "CLibcrypto"]),
-        // Formats (FORMATS.md §2–§9), resharing, selection, orchestration. No NIO.
+        // Formats (docs/formats.md §2–§9), resharing, selection, orchestration. No NIO.
         .target(name: "ShareRecovery", dependencies: ["ShareCrypto"]),
-        // The published test vectors (FORMATS.md §9): generation and verification, for the CLI's
+        // The published test vectors (docs/formats.md §9): generation and verification, for the CLI's
         // `vectors` command and the tests; not part of the library a wallet service links.
         .target(name: "ShareRecoveryVectors", dependencies: ["ShareRecovery", "ShareCrypto"]),
         // SLIP-39 paper recovery kits.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks share-recovery's signatures with verifiers that know nothing of it (FORMATS.md §11):
+"""Checks share-recovery's signatures with verifiers that know nothing of it (docs/formats.md §11):
 PyNaCl's bundled libsodium for ed25519 (RFC 8032), coincurve's bundled libsecp256k1 for BIP-340,
 and RFC 9591 section 5.4 verify_signature for FROST(secp256k1, SHA-256) written here from the RFC
 over coincurve's point arithmetic. Derived and Taproot keys (docs/derivation.md) are re-derived here

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Signatures checked by verifiers that know nothing of share-recovery (FORMATS.md §11): a venv with
+# Signatures checked by verifiers that know nothing of share-recovery (docs/formats.md §11): a venv with
 # PyNaCl (libsodium) and coincurve (libsecp256k1), both with their own bundled C libraries, checks
 # every valid case of Vectors/signing.json and fresh signatures the CLI makes from DKG-made wallets
 # in every mode (scripts/independent-verify.py says how each mode is checked), then signatures under

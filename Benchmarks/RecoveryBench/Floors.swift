@@ -14,7 +14,7 @@ struct PrimitiveCosts {
     /// One SHA-256 (secp256k1) or SHA-512 (ed25519) block: the FROST and DKG hashes.
     var sha = 0.0
 
-    /// The unavoidable operations of one step, counted from the protocol (FORMATS.md §3, §4, §7).
+    /// The unavoidable operations of one step, counted from the protocol (docs/formats.md §3, §4, §7).
     struct Count {
         var generatorMultiply = 0, pointMultiply = 0, add = 0, parse = 0, aead = 0, hkdf = 0, open = 0, seal = 0,
             sha = 0
@@ -51,7 +51,7 @@ struct PrimitiveCosts {
 /// as λ_j·X_j by small multiples when λ_j is a small integer (always for Q = {1, …, t}); each dealer
 /// checked once per process, as b·D_{j,0} == a·X_j for λ_j = a/b small, the last one by
 /// Σ_j D_{j,0} == Y (the sum A'_0 is made anyway); every sub-share checked on its own with one k·G
-/// (FORMATS.md §3 step 3), which implies step 5, against Σ_m k^m·D_{j,m} stepped by one addition
+/// (docs/formats.md §3 step 3), which implies step 5, against Σ_m k^m·D_{j,m} stepped by one addition
 /// from the previous receiver's when t' = 2.
 ///
 /// `naive: true` gives the previous floor, kept for comparison: D_{j,0} by k·G, every dealer's
@@ -200,7 +200,7 @@ enum OperationCounts {
     }
 }
 
-/// Operation counts of the wallet protocols (FORMATS.md §10–§11) with every party in one process,
+/// Operation counts of the wallet protocols (docs/formats.md §10–§11) with every party in one process,
 /// each doing its own work as it would on its own machine.
 enum ProtocolCounts {
     /// One hash to a scalar: SHA-512 once on ed25519; hash_to_field (expand_message_xmd, L = 48) is

@@ -409,7 +409,7 @@ struct Bench {
     // MARK: Wallet protocols
 
     /// DKG and one signature per mode, all parties in this process through the real messages, each
-    /// timed alternately with the work of its floor (FORMATS.md §10–§11; counts in ProtocolCounts).
+    /// timed alternately with the work of its floor (docs/formats.md §10–§11; counts in ProtocolCounts).
     mutating func protocols(_ curve: Curve) throws {
         let group = "wallet \(curve)"
         let random = random

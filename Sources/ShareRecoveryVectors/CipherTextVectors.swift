@@ -5,7 +5,7 @@ import ShareRecovery
 enum CipherTextVectors: VectorKind {
     static let kind = "ciphertext"
     static let summary =
-        "FORMATS.md §5 cipherTexts. A valid case gives every input (secret or keyMaterial, salt, Argon2id "
+        "docs/formats.md §5 cipherTexts. A valid case gives every input (secret or keyMaterial, salt, Argon2id "
         + "parameters, keyId, nonce), the derived key and the plaintext record: deriving the key from the secret "
         + "gives derivedKey, decrypting gives recordHex, and encrypting recordHex with derivedKey, the header "
         + "fields and the nonce gives cipherText byte for byte. An invalid case must be refused, by parsing "

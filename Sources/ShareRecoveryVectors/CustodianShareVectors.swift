@@ -5,7 +5,7 @@ import ShareRecovery
 enum CustodianShareVectors: VectorKind {
     static let kind = "custodian-share"
     static let summary =
-        "FORMATS.md §6 custodian backup shares. custodianShare is the JSON text as stored; custodianSecretKey is "
+        "docs/formats.md §6 custodian backup shares. custodianShare is the JSON text as stored; custodianSecretKey is "
         + "the X25519 secret key it is sealed to. A valid case parses, re-serialises to exactly custodianShare, "
         + "unseals to recordHex, and that record agrees with the JSON. An invalid case must be refused, by parsing "
         + "or by unsealing and cross-checking, with the named error."

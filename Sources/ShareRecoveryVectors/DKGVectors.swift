@@ -1,11 +1,11 @@
 import ShareCrypto
 import ShareRecovery
 
-/// `dkg.json`: FORMATS.md §10 distributed key generation, every polynomial and proof nonce explicit.
+/// `dkg.json`: docs/formats.md §10 distributed key generation, every polynomial and proof nonce explicit.
 enum DKGVectors: VectorKind {
     static let kind = "dkg"
     static let summary =
-        "FORMATS.md §10 distributed key generation. Party i draws polynomials[i] (a_{i,0} first) and proves "
+        "docs/formats.md §10 distributed key generation. Party i draws polynomials[i] (a_{i,0} first) and proves "
         + "knowledge of a_{i,0} with nonce proofNonces[i]; every party checks all broadcasts, then all sub-shares, "
         + "and combines its signing share. A valid case gives the resulting shares (§4 JSON with secrets, "
         + "generation 0, the §10 setId). In an invalid case a party appears in messages instead, with the "

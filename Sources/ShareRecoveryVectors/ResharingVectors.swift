@@ -5,7 +5,7 @@ import ShareRecovery
 enum ResharingVectors: VectorKind {
     static let kind = "resharing"
     static let summary =
-        "FORMATS.md §3 resharing. The old set is oldShares[0]'s; each dealer j of dealers deals g_j with "
+        "docs/formats.md §3 resharing. The old set is oldShares[0]'s; each dealer j of dealers deals g_j with "
         + "coef_0 = lambda_j * x_j (not listed) and the higher coefficients polynomials[j]; every new party k in "
         + "1..newParties checks all dealings and combines its share. A valid case gives the resulting newShares "
         + "(§4 JSON with secrets). In an invalid case a dealer may instead appear in dealings with the commitments "

@@ -5,7 +5,7 @@ import ShareRecovery
 enum SelectionVectors: VectorKind {
     static let kind = "selection"
     static let summary =
-        "FORMATS.md §7 custodian share selection. userShare is the decrypted user backup share (§4 JSON with its "
+        "docs/formats.md §7 custodian share selection. userShare is the decrypted user backup share (§4 JSON with its "
         + "secret), method the backup method from its cipherText header, candidates the §6 JSON texts the custodian "
         + "returned, custodianSecretKey the X25519 key they are sealed to. A valid case selects exactly the party "
         + "indices in selected, lowest first; an invalid case ends in the named error."

@@ -5,7 +5,7 @@ import ShareRecovery
 enum ShareRecordVectors: VectorKind {
     static let kind = "share-record"
     static let summary =
-        "FORMATS.md §4 share records. A valid case gives the binary record (recordHex) and the JSON form with "
+        "docs/formats.md §4 share records. A valid case gives the binary record (recordHex) and the JSON form with "
         + "its secret (json); both parse, describe the same share, and re-encode to exactly themselves. An invalid "
         + "case gives one form, which a reader must refuse with the named error."
     static let fields: Set<String> = ["recordHex", "json"]

@@ -1,11 +1,11 @@
 import ShareCrypto
 import ShareRecovery
 
-/// `signing.json`: FORMATS.md §11 threshold signing in its three modes, every nonce explicit.
+/// `signing.json`: docs/formats.md §11 threshold signing in its three modes, every nonce explicit.
 enum SigningVectors: VectorKind {
     static let kind = "signing"
     static let summary =
-        "FORMATS.md §11 FROST signing. The signers are the parties of shares (§4 JSON with secrets, one signing set); "
+        "docs/formats.md §11 FROST signing. The signers are the parties of shares (§4 JSON with secrets, one signing set); "
         + "party i's round-1 nonce pair is nonces[i] {hiding, binding} (RFC 9591 d, e; the BIP draft's k1, k2), so its "
         + "commitments are their multiples of G. Every signer signs message (hex) in mode; the signature shares are "
         + "verified, then aggregated. A valid case gives commitments, signatureShares and the signature. An invalid "

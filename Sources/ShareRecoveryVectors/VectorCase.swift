@@ -8,7 +8,7 @@ struct VectorProblem: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// One file kind of FORMATS.md §9: how its cases are generated and how each is checked.
+/// One file kind of docs/formats.md §9: how its cases are generated and how each is checked.
 protocol VectorKind {
     /// The `<kind>` in `share-recovery/vectors/<kind>@1` and `<kind>.json`.
     static var kind: String { get }
@@ -55,7 +55,7 @@ struct VectorCase {
         case .string(let name)?:
             guard !expectsValid else { throw VectorProblem("a valid case has no \"error\"") }
             guard VectorRunner.normativeErrors.contains(name) else {
-                throw VectorProblem("\"\(name)\" is not one of FORMATS.md §9's error names")
+                throw VectorProblem("\"\(name)\" is not one of docs/formats.md §9's error names")
             }
             expectedError = name
         default:
@@ -146,7 +146,7 @@ enum CaseBuilder {
 
 /// Checks files and cases.
 enum VectorRunner {
-    /// FORMATS.md §9's normative error names: the only ones a vector may expect.
+    /// docs/formats.md §9's normative error names: the only ones a vector may expect.
     static let normativeErrors: Set<String> = [
         "malformedRecord", "malformedCipherText", "malformedCustodianShare", "unsupportedVersion", "unsupportedMethod",
         "kdfMismatch", "invalidKdfParameters", "invalidKeyMaterial", "emptySecret", "invalidParameters",

@@ -5,7 +5,7 @@ import Foundation
 import ShareCrypto
 import ShareRecovery
 
-/// The published test vectors of FORMATS.md §9 (`Vectors/` at the repository root): generation
+/// The published test vectors of docs/formats.md §9 (`Vectors/` at the repository root): generation
 /// from a seed, and verification by recomputing every case.
 ///
 /// Every input of every case (secrets, keys, salts, nonces, polynomial coefficients) is written

@@ -75,7 +75,7 @@ struct ShareRecoveryCLI {
 struct RootCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "share-recovery",
-        abstract: "MPC wallet engine: create a wallet by DKG, sign, back up, recover (FORMATS.md v1).",
+        abstract: "MPC wallet engine: create a wallet by DKG, sign, back up, recover (format version 1).",
         discussion: helpText(
             "Start with `share-recovery demo`: it creates a wallet by DKG with a reference server, signs, backs it up, loses the device, recovers, signs again under the same key and shows every status.\n\nSecrets (passwords, keys, passcodes, tokens) are read from files only, never from arguments, so they stay out of shell history and process lists. Machine output is JSON on stdout; progress and errors go to stderr. Exit codes: 0 success; 1 a failed operation, with `error: <code>: <reason>` on stderr; 2 a usage error; 3 another recovery, backup or method change of this wallet is running (operationInProgress): nothing was changed, run the command again when it has finished. Every command has its own help: `share-recovery help <command>`.",
             examples: [

@@ -49,7 +49,7 @@ struct Argon2idVectorTests {
     }
 
     @Test(
-        "parameters outside FORMATS.md §5 bounds are rejected before any work",
+        "parameters outside docs/formats.md §5 bounds are rejected before any work",
         arguments: [(0, 8), (17, 8), (1, 7), (1, 1_048_577), (0, 0), (UInt32.max, UInt32.max)] as [(UInt32, UInt32)])
     func outOfBounds(opslimit: UInt32, memlimitKiB: UInt32) {
         #expect(throws: ShareCryptoError(.invalidKdfParameters, "")) {

@@ -4,7 +4,7 @@ import Testing
 
 // The BIP draft's vectors (`frost/bip-frost-signing`, see its test_vectors_summary.md): groups per
 // (t, n) with shared inputs that cases index into. Identifiers there are zero-based; the API takes
-// party indices, so every id becomes id + 1 (FORMATS.md §11).
+// party indices, so every id becomes id + 1 (docs/formats.md §11).
 
 /// The `error` object of a case.
 private struct BIPError: Decodable, Sendable {

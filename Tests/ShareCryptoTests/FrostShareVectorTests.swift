@@ -53,7 +53,7 @@ struct FrostShareVectorTests {
             let expected = try Scalar(rawRepresentation: share.participant_share.bytes, curve: curve)
             let computed = polynomial.evaluate(atIndex: share.identifier)
             #expect(computed.rawRepresentation.revealedBytes() == share.participant_share.bytes, context)
-            // The Feldman check FORMATS.md §2 applies to every share.
+            // The Feldman check docs/formats.md §2 applies to every share.
             #expect(
                 try Point(generatorTimes: expected)
                     == Shamir.publicShare(index: share.identifier, commitments: commitments), context)

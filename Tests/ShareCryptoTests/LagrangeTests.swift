@@ -3,7 +3,7 @@ import Testing
 
 @Suite("Lagrange interpolation at zero")
 struct LagrangeTests {
-    @Test("2-of-2 gives λ_1 = 2 and λ_2 = −1 (FORMATS.md §2)", arguments: Curve.allCases)
+    @Test("2-of-2 gives λ_1 = 2 and λ_2 = −1 (docs/formats.md §2)", arguments: Curve.allCases)
     func twoOfTwo(curve: Curve) throws {
         let lambda1 = try Shamir.lagrangeCoefficientAtZero(index: 1, indices: [1, 2], curve: curve)
         let lambda2 = try Shamir.lagrangeCoefficientAtZero(index: 2, indices: [1, 2], curve: curve)

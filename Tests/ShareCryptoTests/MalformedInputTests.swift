@@ -7,7 +7,7 @@ import Testing
 struct MalformedInputTests {
     // MARK: Scalars
 
-    /// The group orders of FORMATS.md §1, in each curve's scalar byte order.
+    /// The group orders of docs/formats.md §1, in each curve's scalar byte order.
     static func order(of curve: Curve) -> [UInt8] {
         switch curve {
         case .secp256k1:

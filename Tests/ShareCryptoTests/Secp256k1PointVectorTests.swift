@@ -23,7 +23,7 @@ struct Sec1PointsFile: Decodable, Sendable {
 
 @Suite("secp256k1 SEC1 point vectors")
 struct Secp256k1PointVectorTests {
-    /// FORMATS.md §1 accepts only compressed encodings; among those, libsecp256k1 says which are on the curve.
+    /// docs/formats.md §1 accepts only compressed encodings; among those, libsecp256k1 says which are on the curve.
     private static func expectedAccept(_ test: Sec1PointsFile.Case) -> Bool {
         let bytes = test.sec1_point.bytes
         return bytes.count == 33 && (bytes[0] == 0x02 || bytes[0] == 0x03) && test.coincurve_accepts_point

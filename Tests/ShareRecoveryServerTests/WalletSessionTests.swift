@@ -7,7 +7,7 @@ import Testing
 
 @testable import ShareRecoveryServer
 
-/// The custodian as party 2 of a wallet: DKG and FROST signing sessions (FORMATS.md §10–§11).
+/// The custodian as party 2 of a wallet: DKG and FROST signing sessions (docs/formats.md §10–§11).
 @Suite("Wallet sessions: DKG and signing with the custodian")
 struct WalletSessionTests {
     static func unlimitedFlows(_ configuration: inout ServerConfiguration) {

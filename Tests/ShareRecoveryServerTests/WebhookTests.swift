@@ -55,7 +55,7 @@ struct WebhookTests {
     }
 
     @Test(
-        "a share that does not parse as a FORMATS.md custodian backup share is refused",
+        "a share that does not parse as a docs/formats.md custodian backup share is refused",
         arguments: TestBackend.available)
     func malformedShares(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in

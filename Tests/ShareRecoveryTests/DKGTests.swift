@@ -3,7 +3,7 @@ import ShareRecovery
 import TestSupport
 import Testing
 
-@Suite("Distributed key generation (FORMATS.md §10)")
+@Suite("Distributed key generation (docs/formats.md §10)")
 struct DKGTests {
     private static let zcashFiles = [
         "frost/zcash-frost/secp256k1/vectors_dkg.json", "frost/zcash-frost/ed25519/vectors_dkg.json",

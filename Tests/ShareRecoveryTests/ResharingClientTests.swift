@@ -2,7 +2,7 @@ import ShareCrypto
 import ShareRecovery
 import Testing
 
-/// The client's role of resharing (FORMATS.md §3), against the custodian's role, through nothing
+/// The client's role of resharing (docs/formats.md §3), against the custodian's role, through nothing
 /// but the messages that cross between them: what `RecoveryEngine` runs for every backup and recovery.
 @Suite("Resharing client role")
 struct ResharingClientTests {

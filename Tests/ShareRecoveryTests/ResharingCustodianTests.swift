@@ -2,7 +2,7 @@ import ShareCrypto
 import ShareRecovery
 import Testing
 
-/// The one custodian role of resharing (FORMATS.md §3), driven directly: what `LocalCustodian` and
+/// The one custodian role of resharing (docs/formats.md §3), driven directly: what `LocalCustodian` and
 /// the reference server both keep.
 @Suite("Resharing custodian role")
 struct ResharingCustodianTests {

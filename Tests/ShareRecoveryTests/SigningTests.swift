@@ -2,7 +2,7 @@ import ShareCrypto
 import ShareRecovery
 import Testing
 
-@Suite("Threshold signing (FORMATS.md §11)")
+@Suite("Threshold signing (docs/formats.md §11)")
 struct SigningTests {
     struct Combination: Sendable, CustomStringConvertible {
         let curve: Curve, mode: SigningMode

@@ -6,7 +6,7 @@ import ShareRecovery
 import ShareRecoveryVectors
 import Testing
 
-/// The published vectors (FORMATS.md §9): a copy of the repository's `Vectors/` ships as a test
+/// The published vectors (docs/formats.md §9): a copy of the repository's `Vectors/` ships as a test
 /// resource, so these tests also pass on a checkout that runs only this target.
 @Suite("Published vectors")
 struct VectorFileTests {
@@ -54,7 +54,7 @@ struct VectorFileTests {
         #expect(report.casesRun >= Self.minimumCases.values.reduce(0, +))
     }
 
-    /// FORMATS.md §9's normative error names, written out here rather than taken from the code under test.
+    /// docs/formats.md §9's normative error names, written out here rather than taken from the code under test.
     static let normativeErrorNames = [
         "malformedRecord", "malformedCipherText", "malformedCustodianShare", "unsupportedVersion", "unsupportedMethod",
         "kdfMismatch", "invalidKdfParameters", "invalidKeyMaterial", "emptySecret", "invalidParameters",

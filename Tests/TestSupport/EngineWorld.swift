@@ -46,7 +46,7 @@ public struct EngineWorld {
     }
 }
 
-/// The FORMATS.md §8 statuses a recovery reported, in order, from any task.
+/// The docs/formats.md §8 statuses a recovery reported, in order, from any task.
 public final class StatusLog: Sendable {
     private let statuses = Locked<[RecoveryStatus]>([])
     public init() {}

@@ -16,7 +16,7 @@ public struct ZcashDKGFile: Decodable, Sendable {
         public let vss_commitments: [HexBytes]
         /// Sender index (a decimal string) → f_sender(identifier).
         public let signing_shares: [String: HexBytes]
-        /// `R || μ`, the proof of knowledge of signing_key (FORMATS.md §10 step 1).
+        /// `R || μ`, the proof of knowledge of signing_key (docs/formats.md §10 step 1).
         public let proof_of_knowledge: HexBytes
         public let verifying_share: HexBytes
         public let signing_share: HexBytes

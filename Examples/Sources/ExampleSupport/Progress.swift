@@ -2,7 +2,7 @@ import Foundation
 import ShareRecovery
 import Synchronization
 
-/// A live progress line for FORMATS.md §8 statuses: redrawn in place on a terminal, one line per
+/// A live progress line for docs/formats.md §8 statuses: redrawn in place on a terminal, one line per
 /// status otherwise (a log or a CI run).
 public final class ProgressLine: Sendable {
     private let step = Mutex(0)

@@ -5,7 +5,7 @@ public import ShareRecovery
 /// mnemonics. Everything else in the record (wallet, set, commitments) is public and comes back with
 /// the custodian backup shares, so a kit stays as short as a 32-byte SLIP-39 secret (33 words).
 ///
-/// A kit belongs to one backup set: the user backup share is always party 1 (FORMATS.md §2 roles),
+/// A kit belongs to one backup set: the user backup share is always party 1 (docs/formats.md §2 roles),
 /// and recovery finds the set among the custodian's shares as the one whose commitments give
 /// `X_1 == secret·G`.
 public enum BackupShareKit {
@@ -13,7 +13,7 @@ public enum BackupShareKit {
     public static let lifecycleKeyId = CipherText.recoveryKitKeyId
 
     /// A lifecycle kit's recovery code: the 32-byte master secret as 64 lowercase hex digits, the
-    /// text a `recoveryCode` cipherText's Argon2id key is derived from (FORMATS.md §5).
+    /// text a `recoveryCode` cipherText's Argon2id key is derived from (docs/formats.md §5).
     /// - Throws: ``RecoveryKitError/Code/invalidKitShare`` for a secret that is not 32 bytes.
     public static func recoveryCode(masterSecret: SecureBytes) throws -> BackupSecret {
         guard masterSecret.count == Curve.scalarCount else {

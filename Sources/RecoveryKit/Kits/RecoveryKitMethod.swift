@@ -18,7 +18,7 @@ public enum ListedRecoveryMethod: Sendable, Hashable, CustomStringConvertible {
 
 /// Recovery kits as a method of the lifecycle.
 ///
-/// FORMATS.md §6 tags every custodian backup share with one of six backup methods and has no tag for
+/// docs/formats.md §6 tags every custodian backup share with one of six backup methods and has no tag for
 /// kits, so a kit takes the slot of the one it is closest to: `recoveryCode`, a one-time secret the
 /// user keeps offline. A kit is a recovery code on paper. Its backup set is made like any other
 /// (a resharing with the custodian); the user backup share's scalar becomes the SLIP-39 master

@@ -164,7 +164,7 @@ package struct RawPrimitives: @unchecked Sendable {
 }
 
 /// The benchmark's own secp256k1 context, destroyed with the last copy of its ``RawPrimitives``
-/// (STYLE.md: a final class frees each C context in `deinit`; a bare pointer in the struct leaked
+/// (house style: a final class frees each C context in `deinit`; a bare pointer in the struct leaked
 /// one context per run, which AddressSanitizer's leak check reported).
 package final class BenchSecp256k1Context: @unchecked Sendable {
     let pointer: OpaquePointer

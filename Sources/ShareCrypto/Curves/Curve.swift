@@ -1,4 +1,4 @@
-/// The curves of FORMATS.md §1, by their wire id.
+/// The curves of docs/formats.md §1, by their wire id.
 public enum Curve: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// secp256k1: big-endian scalars, 33-byte compressed SEC1 points.
     case secp256k1 = 1

@@ -1,4 +1,4 @@
-/// One sub-share a receiver got and the sender's commitments it must match (FORMATS.md §3 step 3,
+/// One sub-share a receiver got and the sender's commitments it must match (docs/formats.md §3 step 3,
 /// §10 step 3).
 package struct SubShareClaim: Sendable {
     /// s_j, what sender j says is its polynomial at the receiver's index.

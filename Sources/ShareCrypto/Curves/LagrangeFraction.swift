@@ -1,5 +1,5 @@
 /// `λ_j^Q = Π_{m∈Q, m≠j} m / Π_{m∈Q, m≠j} (m − j)` as a fraction of machine integers, for the
-/// resharing checks (FORMATS.md §3 steps 1–2): party indices are small, so λ_j·X is often a small
+/// resharing checks (docs/formats.md §3 steps 1–2): party indices are small, so λ_j·X is often a small
 /// multiple of X (λ_1 = 2 and λ_2 = −1 for Q = {1, 2}) that additions and doublings reach far more
 /// cheaply than a full k·P.
 package struct LagrangeFraction: Sendable, Equatable {

@@ -4,7 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// A validated curve point other than the identity (FORMATS.md §1). Points are public values.
+/// A validated curve point other than the identity (docs/formats.md §1). Points are public values.
 ///
 /// Every `Point` that exists passed full validation: on secp256k1 it is a compressed SEC1 point on
 /// the curve; on ed25519 it is canonical and of prime order. Operations whose result would be the

@@ -1,4 +1,4 @@
-/// Shamir and Feldman helpers over a curve's scalar field (FORMATS.md §2).
+/// Shamir and Feldman helpers over a curve's scalar field (docs/formats.md §2).
 public struct Polynomial: Sendable {
     /// Coefficients a_0 … a_{t−1}; a_0 is the shared secret.
     public let coefficients: [Scalar]
@@ -49,10 +49,10 @@ public struct Polynomial: Sendable {
 
 /// Feldman and Lagrange helpers.
 public enum Shamir {
-    /// Party indices are 1 through 255 (FORMATS.md §1).
+    /// Party indices are 1 through 255 (docs/formats.md §1).
     public static let indexRange = 1...255
 
-    /// The Feldman check of a sub-share a party received: `s·G == Σ_k i^k·C_k` (FORMATS.md §3 step 3,
+    /// The Feldman check of a sub-share a party received: `s·G == Σ_k i^k·C_k` (docs/formats.md §3 step 3,
     /// §10 step 3). A zero sub-share, one of another curve, or commitments that do not give a public
     /// share all fail it.
     /// - Parameters:

@@ -38,7 +38,7 @@ public struct Scalar: Sendable, Equatable, CustomStringConvertible {
         self.rawRepresentation = secure
     }
 
-    /// Parses a secret share scalar: canonical and non-zero (FORMATS.md §1).
+    /// Parses a secret share scalar: canonical and non-zero (docs/formats.md §1).
     /// - Throws: ``ShareCryptoError/Code/invalidLength``, ``ShareCryptoError/Code/invalidScalar``.
     public init(secret: SecureBytes, curve: Curve) throws {
         try self.init(secure: secret, curve: curve)

@@ -4,7 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// The Schnorr proof of knowledge of a DKG party's constant term a_{i,0} (FORMATS.md §10 step 1),
+/// The Schnorr proof of knowledge of a DKG party's constant term a_{i,0} (docs/formats.md §10 step 1),
 /// as frost-core's `keys::dkg` makes it: `R = k·G`, `c = H_dkg(i || C_{i,0} || R)`,
 /// `μ = k + a_{i,0}·c`. It binds the party index, so one party's proof cannot be replayed as another's.
 public struct DKGProof: Sendable, Equatable {

@@ -5,9 +5,9 @@ public import Foundation
 #endif
 
 /// FROST signing for BIP-340 signatures on secp256k1 as the BIP draft "FROST Signing Protocol for
-/// BIP340 Signatures" (BIP 445, FROST3) specifies it (FORMATS.md §11, mode `bip340`).
+/// BIP340 Signatures" (BIP 445, FROST3) specifies it (docs/formats.md §11, mode `bip340`).
 ///
-/// The API speaks party indices (1…255, FORMATS.md §1); the draft's zero-based identifier of party
+/// The API speaks party indices (1…255, docs/formats.md §1); the draft's zero-based identifier of party
 /// i is i − 1, and that is what its hashes bind. Errors name the party index to blame.
 public enum FrostBIP340 {
     static let curve = Curve.secp256k1

@@ -1,5 +1,5 @@
-/// The two RFC 9591 ciphersuites of FORMATS.md §11 mode `rfc9591`, with their hash functions
-/// (RFC 9591 §6.1, §6.5) and frost-core's DKG challenge hash HDKG (FORMATS.md §10).
+/// The two RFC 9591 ciphersuites of docs/formats.md §11 mode `rfc9591`, with their hash functions
+/// (RFC 9591 §6.1, §6.5) and frost-core's DKG challenge hash HDKG (docs/formats.md §10).
 public enum FrostCiphersuite: Sendable, CaseIterable {
     /// FROST(Ed25519, SHA-512), RFC 9591 §6.1.
     case ed25519SHA512

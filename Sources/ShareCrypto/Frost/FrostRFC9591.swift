@@ -1,7 +1,7 @@
 import CSodium
 
 /// FROST signing as RFC 9591 specifies it, for FROST(Ed25519, SHA-512) and FROST(secp256k1, SHA-256)
-/// (FORMATS.md §11, mode `rfc9591`). Identifiers are party indices. Pure functions: the caller
+/// (docs/formats.md §11, mode `rfc9591`). Identifiers are party indices. Pure functions: the caller
 /// carries the messages between rounds.
 public enum FrostRFC9591 {
     /// The values every participant derives from a signing package in round two (RFC 9591 §4.4–§4.6).

@@ -5,7 +5,7 @@ public import Foundation
 #endif
 
 /// What the signers of one FROST signature agree on before round two: the group key, the message,
-/// and each signer's round-one commitment keyed by party index (FORMATS.md §11).
+/// and each signer's round-one commitment keyed by party index (docs/formats.md §11).
 public struct FrostSigningPackage: Sendable {
     /// The group public key Y (= A_0 of the signing set).
     public let groupKey: Point
@@ -58,7 +58,7 @@ public struct FrostSigningPackage: Sendable {
         return commitment
     }
 
-    /// λ_i over the signer set (FORMATS.md §2).
+    /// λ_i over the signer set (docs/formats.md §2).
     func lagrangeCoefficient(of index: Int) throws -> Scalar {
         try Shamir.lagrangeCoefficientAtZero(index: index, indices: signers, curve: curve)
     }

@@ -5,7 +5,7 @@ public import Foundation
 #endif
 import CSodium
 
-/// Argon2id v1.3 parameters as FORMATS.md §5 bounds them: opslimit 1...16, memlimit 8...1048576 KiB.
+/// Argon2id v1.3 parameters as docs/formats.md §5 bounds them: opslimit 1...16, memlimit 8...1048576 KiB.
 public struct Argon2idParameters: Sendable, Hashable, CustomStringConvertible {
     /// Accepted opslimit range.
     public static let opslimitRange: ClosedRange<UInt32> = 1...16

@@ -1,4 +1,4 @@
-/// Strict lowercase hex, as every JSON form in FORMATS.md uses.
+/// Strict lowercase hex, as every JSON form in docs/formats.md uses.
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 

@@ -41,17 +41,17 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
         public static let randomSourceFailure = Code(.randomSourceFailure)
         /// The C backend failed in a way no input should cause (e.g. out of memory).
         public static let backendFailure = Code(.backendFailure)
-        /// A secret share does not match its public share: `x_i·G ≠ X_i` (FORMATS.md §2).
+        /// A secret share does not match its public share: `x_i·G ≠ X_i` (docs/formats.md §2).
         public static let invalidShare = Code(.invalidShare)
-        /// Key material that does not reproduce the group public key it claims (FORMATS.md §3 step 5, §11).
+        /// Key material that does not reproduce the group public key it claims (docs/formats.md §3 step 5, §11).
         public static let publicKeyMismatch = Code(.publicKeyMismatch)
-        /// A received sub-share fails its Feldman check against the sender's commitments (FORMATS.md §10 step 3).
+        /// A received sub-share fails its Feldman check against the sender's commitments (docs/formats.md §10 step 3).
         public static let subShareCheckFailed = Code(.subShareCheckFailed)
-        /// A DKG proof of knowledge does not verify (FORMATS.md §10 step 3).
+        /// A DKG proof of knowledge does not verify (docs/formats.md §10 step 3).
         public static let dkgProofFailed = Code(.dkgProofFailed)
-        /// A partial signature or a signer's nonce commitment does not verify (FORMATS.md §11).
+        /// A partial signature or a signer's nonce commitment does not verify (docs/formats.md §11).
         public static let invalidSignatureShare = Code(.invalidSignatureShare)
-        /// A single-use signing nonce was asked to sign a second time (FORMATS.md §11).
+        /// A single-use signing nonce was asked to sign a second time (docs/formats.md §11).
         public static let nonceReused = Code(.nonceReused)
         /// A Base58Check string or a BIP-32 extended key that does not decode: a character outside the
         /// alphabet, a wrong checksum, length or version, or fields that contradict each other.
@@ -69,7 +69,7 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
     public let reason: String
     /// Where the error was raised, for diagnostics.
     public let location: String
-    /// The party index (FORMATS.md §1) whose contribution caused the error, when one is to blame.
+    /// The party index (docs/formats.md §1) whose contribution caused the error, when one is to blame.
     public let party: Int?
 
     /// Creates an error.

@@ -1,4 +1,4 @@
-/// How a user backup share is protected (FORMATS.md §5 method byte).
+/// How a user backup share is protected (docs/formats.md §5 method byte).
 public enum BackupMethod: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// A password the user remembers (Argon2id).
     case password = 1

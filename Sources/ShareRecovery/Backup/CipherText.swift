@@ -23,7 +23,7 @@ public enum KDFParameters: Sendable, Equatable {
     }
 }
 
-/// An encrypted user backup share, version 1 (FORMATS.md §5).
+/// An encrypted user backup share, version 1 (docs/formats.md §5).
 public struct CipherText: Sendable, Equatable {
     /// `SRCT`.
     public static let magic: [UInt8] = [0x53, 0x52, 0x43, 0x54]

@@ -5,7 +5,7 @@ import Darwin
 #endif
 public import ShareCrypto
 
-/// A custodian backup share as the integrator stores it (FORMATS.md §6): public metadata in JSON
+/// A custodian backup share as the integrator stores it (docs/formats.md §6): public metadata in JSON
 /// and the share record sealed to the custodian's X25519 key.
 ///
 /// Parsing checks shape and ranges only, with no curve work, so selection can rule out candidates

@@ -5,7 +5,7 @@ public import ShareCrypto
 /// into the key; signing and recovery never need it.
 ///
 /// The key is `x = Σ λ_i·x_i` over any `t` shares of one set (Lagrange interpolation at zero,
-/// FORMATS.md §2), checked against the set's public key before it is returned: `x·G` must equal
+/// docs/formats.md §2), checked against the set's public key before it is returned: `x·G` must equal
 /// `Y = A_0`, or nothing is returned.
 public enum KeyEjection {
     /// Rebuilds the full private key from `t` or more shares of one set (signing or backup kind:
@@ -69,7 +69,7 @@ public enum KeyEjection {
 public struct EjectedKey: Sendable, CustomStringConvertible {
     /// The wallet's id.
     public let walletId: String
-    /// The wallet's public key Y (FORMATS.md §1 encoding), which the private key was checked against.
+    /// The wallet's public key Y (docs/formats.md §1 encoding), which the private key was checked against.
     public let publicKey: Point
     /// The private key scalar: secp256k1 big-endian; ed25519 little-endian (RFC 8032's byte order
     /// for scalars), not an RFC 8032 seed.

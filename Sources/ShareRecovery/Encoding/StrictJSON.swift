@@ -1,7 +1,7 @@
 import ShareCrypto
 
 /// A JSON value as the strict reader sees it. Numbers keep their text, so a reader can insist on
-/// integers written as integers (FORMATS.md §4: "numbers that are not JSON integers" are rejected).
+/// integers written as integers (docs/formats.md §4: "numbers that are not JSON integers" are rejected).
 public indirect enum JSONValue: Sendable, Equatable {
     case object([(key: String, value: JSONValue)])
     case array([JSONValue])

@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// What a client asks the custodian to reshare (FORMATS.md §3 with the custodian as co-dealer).
+/// What a client asks the custodian to reshare (docs/formats.md §3 with the custodian as co-dealer).
 public struct ResharingSessionRequest: Sendable {
     /// Why the set is reshared.
     public enum Purpose: Sendable, Equatable {
@@ -65,7 +65,7 @@ public struct ResharingSessionResult: Sendable {
 /// and an HTTP client of the reference server's recovery endpoints.
 public protocol Custodian: Sendable {
     /// Opens a resharing session: the custodian finds its shares of the old set (for a recovery,
-    /// through its custodian share source and FORMATS.md §7 selection), fixes the plan, and deals.
+    /// through its custodian share source and docs/formats.md §7 selection), fixes the plan, and deals.
     func openSession(_ request: ResharingSessionRequest) async throws -> ResharingSessionOffer
 
     /// Hands the custodian the client's dealing, with sub-shares for the custodian's new parties only.

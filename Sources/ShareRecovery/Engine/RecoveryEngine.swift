@@ -129,7 +129,7 @@ public struct RecoveryEngine: Sendable {
     ///   - method: The backup method.
     ///   - cipherText: The cipherText text, or `nil`/empty to fetch it from the configured source.
     ///   - secret: The secret for the method.
-    ///   - progress: Told every FORMATS.md §8 status as it begins; nothing after a failure.
+    ///   - progress: Told every docs/formats.md §8 status as it begins; nothing after a failure.
     /// - Returns: The new signing share (stored and current when this returns).
     /// - Throws: ``ShareRecoveryError`` (`operationInProgress` when another backup, recovery or
     ///   method change of this wallet is running), or a source's or custodian's own error; on any

@@ -2,7 +2,7 @@ import ShareCrypto
 
 /// The one error type of `ShareRecovery`.
 ///
-/// Codes are the error names of FORMATS.md §9 plus a few finer ones of the engine (its stores,
+/// Codes are the error names of docs/formats.md §9 plus a few finer ones of the engine (its stores,
 /// sessions and inputs); errors compare equal by ``code``. The engine knows nothing of transport:
 /// an error a source or custodian implementation throws (an HTTP client's own error type, say)
 /// passes through the engine unchanged, and a server maps these codes to its answers itself. A ``reason`` never contains secret bytes; where a check names a party (a dealer, a
@@ -11,7 +11,7 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
     /// A stable, machine-readable code.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Backing: String, Sendable, CaseIterable {
-            // FORMATS.md §9, normative names.
+            // docs/formats.md §9, normative names.
             case malformedRecord, malformedCipherText, malformedCustodianShare, unsupportedVersion
             case unsupportedMethod, kdfMismatch, invalidKdfParameters, invalidKeyMaterial, emptySecret
             case invalidParameters, invalidScalar, invalidPoint, invalidShare, publicKeyMismatch
@@ -128,7 +128,7 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
     public let reason: String
     /// Where the error was raised.
     public let location: String
-    /// The party index (FORMATS.md §1) to blame, where a protocol check names one (a DKG party, a signer).
+    /// The party index (docs/formats.md §1) to blame, where a protocol check names one (a DKG party, a signer).
     public let party: Int?
 
     /// Creates an error.

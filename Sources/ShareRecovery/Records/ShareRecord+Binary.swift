@@ -8,7 +8,7 @@ extension ShareRecord {
     /// Bytes before the walletId.
     package static let fixedHeaderCount = 31
 
-    /// Parses and validates the binary form (FORMATS.md §4). Checks run shape first, then values:
+    /// Parses and validates the binary form (docs/formats.md §4). Checks run shape first, then values:
     /// magic and minimum length, version, field ranges, exact length, walletId UTF-8, scalar, points, x_i·G.
     /// - Parameter binary: The record bytes (a secret: pass a `SecureBytes`).
     /// - Throws: ``ShareRecoveryError`` with `malformedRecord`, `unsupportedVersion`, `invalidParameters`,

@@ -5,7 +5,7 @@ extension ShareRecord {
     public static let jsonFormat = "share-recovery/share@1"
     static let formatPrefix = "share-recovery/share@"
 
-    /// Parses and validates the JSON form (FORMATS.md §4): exact fields (`secret` alone optional,
+    /// Parses and validates the JSON form (docs/formats.md §4): exact fields (`secret` alone optional,
     /// never `null`), lowercase hex, JSON integers, `publicKey == commitments[0]`, and every §4 check.
     /// - Parameter json: The JSON text.
     /// - Throws: ``ShareRecoveryError``: `malformedRecord` for shape, `unsupportedVersion` for another

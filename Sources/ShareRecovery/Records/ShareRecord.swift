@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// The kind of a share set (FORMATS.md §2).
+/// The kind of a share set (docs/formats.md §2).
 public enum SetKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// The shares that sign.
     case signing = 1
@@ -49,7 +49,7 @@ public struct SetID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { hex }
 }
 
-/// One party's share of a wallet key, with the public data of its set (FORMATS.md §4).
+/// One party's share of a wallet key, with the public data of its set (docs/formats.md §4).
 ///
 /// A value of this type has passed every check of §4: ranges, a valid point for every commitment,
 /// and, when the secret is present, `x_i·G == X_i`. A record without a secret is a public

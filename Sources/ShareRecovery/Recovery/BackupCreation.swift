@@ -10,7 +10,7 @@ public struct BackupResult: Sendable {
     public let backupSet: [ShareRecord]
 }
 
-/// Backup creation (FORMATS.md §3): reshare the signing set into a new backup set for one method.
+/// Backup creation (docs/formats.md §3): reshare the signing set into a new backup set for one method.
 public enum BackupCreation {
     /// Creates a backup from t signing shares.
     /// - Parameters:
@@ -35,7 +35,7 @@ public enum BackupCreation {
         let backupSet = try Resharing.reshare(
             signingShares, newThreshold: first.threshold, newParties: first.parties, newKind: .backup,
             newGeneration: first.generation, using: random)
-        // Party 1 is the user's; parties 2…n stay with the custodian (FORMATS.md §2 roles).
+        // Party 1 is the user's; parties 2…n stay with the custodian (docs/formats.md §2 roles).
         let cipherText = try CipherText.encrypt(
             backupSet[0], method: method, secret: secret, argon2: argon2, keyId: keyId, using: random)
         let custodianShares = try backupSet.dropFirst().map { (share) throws(ShareRecoveryError) in

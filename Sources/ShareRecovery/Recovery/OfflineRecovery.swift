@@ -1,7 +1,7 @@
 public import ShareCrypto
 
 /// Recovery with both roles in one process: the holder of the custodian key runs the custodian's
-/// half locally (offline recovery, recovery kits, tests). Statuses follow FORMATS.md §8 exactly;
+/// half locally (offline recovery, recovery kits, tests). Statuses follow docs/formats.md §8 exactly;
 /// after a failure no further status is reported, and nothing is stored.
 public enum OfflineRecovery {
     /// Recovers a new signing set.

@@ -1,6 +1,6 @@
 import ShareCrypto
 
-/// A recovery's progress as a UI shows it, beside the bare FORMATS.md §8 statuses (which stay
+/// A recovery's progress as a UI shows it, beside the bare docs/formats.md §8 statuses (which stay
 /// exactly as §8 fixes them): which step of how many, how long it has run, which attempt of the
 /// current step's call is under way, the request id to give to support, and on failure whether
 /// trying again may help and what to do.

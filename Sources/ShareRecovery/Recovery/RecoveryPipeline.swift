@@ -1,6 +1,6 @@
 import ShareCrypto
 
-/// The checks of a recovery's FORMATS.md §8 steps, once: ``OfflineRecovery`` (both roles in one
+/// The checks of a recovery's docs/formats.md §8 steps, once: ``OfflineRecovery`` (both roles in one
 /// process) and ``RecoveryEngine`` (the custodian over a network) run the same steps and differ only
 /// in how they read the cipherText, reach the custodian and store the result.
 ///

@@ -1,4 +1,4 @@
-/// A recovery's progress, in the order FORMATS.md §8 fixes. `parsingShare` appears twice: once for
+/// A recovery's progress, in the order docs/formats.md §8 fixes. `parsingShare` appears twice: once for
 /// the decrypted user backup share, once for the newly generated signing share.
 public enum RecoveryStatus: String, Sendable, CaseIterable, CustomStringConvertible {
     case readingShare, decryptingShare, parsingShare, recoveringSigningShare, generatingShare, storingShare, done

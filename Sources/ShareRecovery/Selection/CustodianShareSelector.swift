@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// What happened to one candidate during selection (FORMATS.md §7).
+/// What happened to one candidate during selection (docs/formats.md §7).
 public struct CandidateReport: Sendable, Equatable, CustomStringConvertible {
     /// The verdict on a candidate.
     public enum Verdict: Sendable, Equatable {
@@ -63,7 +63,7 @@ public enum SelectionOutcome: Sendable {
     }
 }
 
-/// Chooses the custodian backup share(s) that complete a user backup share (FORMATS.md §7).
+/// Chooses the custodian backup share(s) that complete a user backup share (docs/formats.md §7).
 ///
 /// The work is ordered by cost: every candidate is parsed and filtered on metadata first (no curve
 /// work, no unsealing); survivors are then unsealed and verified lowest index first, stopping as

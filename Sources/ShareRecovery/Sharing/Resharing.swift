@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// The public parameters every party of one resharing agrees on (FORMATS.md §3).
+/// The public parameters every party of one resharing agrees on (docs/formats.md §3).
 public struct ResharingPlan: Sendable, Equatable {
     /// A public description of the old set (any member's record without its secret).
     public let oldSet: ShareRecord
@@ -18,7 +18,7 @@ public struct ResharingPlan: Sendable, Equatable {
     public let newSetId: SetID
     /// λ_j^Q for every dealer j.
     private let lagrangeCoefficients: [Int: Scalar]
-    /// λ_j^Q as a fraction of small integers, where the products fit (FORMATS.md §3 steps 1–2 by
+    /// λ_j^Q as a fraction of small integers, where the products fit (docs/formats.md §3 steps 1–2 by
     /// additions instead of k·P).
     private let lagrangeFractions: [Int: LagrangeFraction]
     /// λ_j·X_j for the old record's own index j when λ_j is a small integer: what that dealer
@@ -196,7 +196,7 @@ public enum ResharingReceiver {
         // Σ_m k^m·D_{j,m} for every receiver at once: consecutive receivers share the work.
         let expected = ordered.map { Shamir.publicShares(indices: partyIndices, commitments: $0.commitments) }
         return try partyIndices.enumerated().map { (position, k) throws(ShareRecoveryError) -> ShareRecord in
-            // Step 3, dealer by dealer (FORMATS.md §3): errors that cancel in a sum must still abort.
+            // Step 3, dealer by dealer (docs/formats.md §3): errors that cancel in a sum must still abort.
             try checkSubShares(partyIndex: k, dealings: ordered, expected: expected.map { $0[position] })
             var newSecret = Scalar(0, curve: plan.curve)
             for dealing in ordered { newSecret = newSecret + dealing.subShares[k]! }

@@ -147,7 +147,7 @@ struct StoreHeader: Sendable {
     }
 }
 
-/// A share file (`current.share`, `staged.share`): the binary share record (FORMATS.md §4) sealed
+/// A share file (`current.share`, `staged.share`): the binary share record (docs/formats.md §4) sealed
 /// under the store's data key.
 ///
 /// | offset | size | field |

@@ -2,7 +2,7 @@ public import ShareCrypto
 public import ShareRecovery
 
 /// The device's side of a 2-of-2 wallet whose other party is the reference server's custodian
-/// (`/wallets`): the wallet's birth by DKG (FORMATS.md §10) and its signatures (§11). The device
+/// (`/wallets`): the wallet's birth by DKG (docs/formats.md §10) and its signatures (§11). The device
 /// runs the engine's roles (`DKGParty`, `SigningParty`) and checks everything the server sends:
 /// its proof, its sub-share, its signature share.
 ///

@@ -6,7 +6,7 @@ public import ShareRecovery
 ///
 /// The default transport gives up after 10 s in all. Errors are those of ``HTTPTransport``, and
 /// `malformedInput` for a body that is not exactly `{"backupShares": [string]}`; the shares
-/// themselves are checked later, by FORMATS.md §7 selection.
+/// themselves are checked later, by docs/formats.md §7 selection.
 public struct HTTPCustodianShareSource: CustodianShareSource, CustomStringConvertible {
     private let api: WebhookAPI
 

@@ -3,7 +3,7 @@ import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
 
-/// The custodian role of FORMATS.md §3 behind `/recovery/sessions`: a keeper of the engine's one
+/// The custodian role of docs/formats.md §3 behind `/recovery/sessions`: a keeper of the engine's one
 /// custodian role (`ResharingCustodian`, which `LocalCustodian` keeps in memory) that seals the role's
 /// state into the session row under the master key, so any server process can take the next call.
 /// Confirm asks the role (the signing set must not have moved) inside its storage transaction.

@@ -2,12 +2,12 @@ import HTTPTypes
 import ShareCrypto
 import ShareRecovery
 
-/// The custodian as party 2 of a 2-of-2 wallet: its distributed key generation (FORMATS.md §10) and
+/// The custodian as party 2 of a 2-of-2 wallet: its distributed key generation (docs/formats.md §10) and
 /// its signatures (§11), behind `/wallets`. The protocol work is the engine's roles (`DKGParty`,
 /// `SigningParty`); this type only keeps their state between a session's two requests, sealed in
 /// `protocol_sessions`, and advances each session once.
 struct WalletSessions: Sendable {
-    /// The device's and the custodian's party indices (FORMATS.md §2).
+    /// The device's and the custodian's party indices (docs/formats.md §2).
     static let device = 1
     static let custodian = 2
 

@@ -3,7 +3,7 @@ import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
 
-/// Custodian resharing sessions (FORMATS.md §3) and the demo wallet registration.
+/// Custodian resharing sessions (docs/formats.md §3) and the demo wallet registration.
 extension ServerRoutes {
     /// Mounted at `/custodian`: the custodian's public key and wallet registration.
     var custodianRoutes: RouteCollection<ServerRequestContext> {

@@ -3,7 +3,7 @@ import ShareCrypto
 import ShareRecovery
 import ShareRecoveryHTTP
 
-/// The wallet's birth and signatures with the custodian as party 2 (FORMATS.md §10–§11). Every call
+/// The wallet's birth and signatures with the custodian as party 2 (docs/formats.md §10–§11). Every call
 /// needs a token of purpose `sign` for the user.
 extension ServerRoutes {
     var walletSessions: WalletSessions { WalletSessions(state: state) }

@@ -1,7 +1,7 @@
 import Hummingbird
 import ShareRecovery
 
-/// Custodian webhooks: the integrator's store of custodian backup shares (FORMATS.md §6).
+/// Custodian webhooks: the integrator's store of custodian backup shares (docs/formats.md §6).
 extension ServerRoutes {
     /// Mounted at `/webhook`.
     var webhookRoutes: RouteCollection<ServerRequestContext> {

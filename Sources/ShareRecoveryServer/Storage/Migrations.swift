@@ -24,7 +24,7 @@ enum Migrations {
                 PRIMARY KEY (user_id, method)
             )
             """,
-            // Custodian backup shares (FORMATS.md §6), one per client, method, curve and party of the newest set.
+            // Custodian backup shares (docs/formats.md §6), one per client, method, curve and party of the newest set.
             """
             CREATE TABLE backup_shares (
                 client_id TEXT NOT NULL,
@@ -77,7 +77,7 @@ enum Migrations {
                 hits {int} NOT NULL
             )
             """,
-            // Resharing sessions (FORMATS.md §3, custodian side); secrets encrypted under the master key.
+            // Resharing sessions (docs/formats.md §3, custodian side); secrets encrypted under the master key.
             """
             CREATE TABLE recovery_sessions (
                 id TEXT PRIMARY KEY,
@@ -96,7 +96,7 @@ enum Migrations {
             "CREATE INDEX recovery_sessions_expiry ON recovery_sessions (expires_at)",
         ],
         [
-            // Wallet sessions in which the custodian is party 2: distributed key generation (FORMATS.md §10)
+            // Wallet sessions in which the custodian is party 2: distributed key generation (docs/formats.md §10)
             // and threshold signing (§11). The role's state between the two requests is sealed under the
             // master key and emptied once the session is done; `public_json` binds it to a wallet and set.
             """

@@ -2,7 +2,7 @@ import ShareCrypto
 import ShareRecovery
 
 /// A row of `protocol_sessions`, the one session store of every multi-round protocol the custodian
-/// takes part in: resharing (FORMATS.md §3), DKG (§10) and signing (§11).
+/// takes part in: resharing (docs/formats.md §3), DKG (§10) and signing (§11).
 struct ProtocolSessionRecord: Sendable {
     /// Which protocol role the sealed state belongs to.
     enum Kind: String, Sendable { case resharing, dkg, signing, deviceAdd }

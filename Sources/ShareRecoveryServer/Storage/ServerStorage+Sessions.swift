@@ -2,7 +2,7 @@ import HTTPTypes
 import ShareCrypto
 import ShareRecovery
 
-/// A resharing session (FORMATS.md §3, custodian side) as the custodian keeps it: a `protocol_sessions`
+/// A resharing session (docs/formats.md §3, custodian side) as the custodian keeps it: a `protocol_sessions`
 /// row of protocol `resharing`, whose public JSON holds the purpose, method, plan, public dealings and
 /// expected set, and whose sealed state holds the session key and the custodian role's `Opened` state
 /// while open, its `Pending` state once finished, and nothing once confirmed.
@@ -40,7 +40,7 @@ enum SessionDeletion: Sendable, Equatable {
     case confirmed
 }
 
-/// Resharing sessions of the custodian role (FORMATS.md §3), in the one session store.
+/// Resharing sessions of the custodian role (docs/formats.md §3), in the one session store.
 extension ServerStorage {
     /// Stores a new session: the client's one resharing session. While another of the client's sessions
     /// is open or finished (and not expired), a backup or recovery of the account is running from some

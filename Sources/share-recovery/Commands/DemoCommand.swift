@@ -108,7 +108,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 }
 
-/// Runs a recovery, printing each status with its elapsed time, and checks the sequence is FORMATS.md §8's.
+/// Runs a recovery, printing each status with its elapsed time, and checks the sequence is docs/formats.md §8's.
 func recoverShowingStatuses(_ engine: RecoveryEngine, method: BackupMethod, secret: BackupSecret) async throws
     -> ShareRecord
 {

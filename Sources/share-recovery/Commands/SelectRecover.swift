@@ -5,9 +5,10 @@ import ShareRecovery
 /// `select`: which custodian share completes a cipherText's backup share.
 struct Select: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Select the custodian backup share(s) for a cipherText (FORMATS.md §7), with per-candidate reasons.",
+        abstract:
+            "Select the custodian backup share(s) for a cipherText (docs/formats.md §7), with per-candidate reasons.",
         discussion: helpText(
-            "Decrypts the cipherText, then applies FORMATS.md §7 to the candidates: --custodian-shares is a file holding a JSON array of §6 strings (as `backup` writes to custodian-backup-shares.json); --custodian-key is the custodian's secret key file (custodian.key). Each candidate's reason goes to stderr; the chosen shares' public descriptions to stdout.",
+            "Decrypts the cipherText, then applies docs/formats.md §7 to the candidates: --custodian-shares is a file holding a JSON array of §6 strings (as `backup` writes to custodian-backup-shares.json); --custodian-key is the custodian's secret key file (custodian.key). Each candidate's reason goes to stderr; the chosen shares' public descriptions to stdout.",
             examples: [
                 "share-recovery select --cipher-text backup/cipherText --secret-file password.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key"
             ]))
@@ -38,7 +39,7 @@ struct Recover: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Recover a new signing set offline (both roles here): DIR/share-<i>.json, statuses on stderr.",
         discussion: helpText(
-            "Both roles in this process: decrypts the user's backup share, selects the custodian's (§7), reshares them into a new signing set of the next generation and writes DIR/share-<i>.json (with secrets, mode 0600). The public key stays the same. Statuses (readingShare … done, FORMATS.md §8) go to stderr as a live line, or as JSON lines with --json. Nothing is written unless every step succeeds.",
+            "Both roles in this process: decrypts the user's backup share, selects the custodian's (§7), reshares them into a new signing set of the next generation and writes DIR/share-<i>.json (with secrets, mode 0600). The public key stays the same. Statuses (readingShare … done, docs/formats.md §8) go to stderr as a live line, or as JSON lines with --json. Nothing is written unless every step succeeds.",
             examples: [
                 "share-recovery recover --cipher-text backup/cipherText --secret-file password.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key --out recovered",
                 "share-recovery recover --cipher-text backup/cipherText --secret-file password.txt --custodian-shares backup/custodian-backup-shares.json --custodian-key custodian/custodian.key --out recovered --json",

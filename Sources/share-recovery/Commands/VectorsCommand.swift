@@ -7,7 +7,7 @@ struct VectorsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vectors", abstract: "Check or regenerate the published test vectors.",
         discussion: helpText(
-            "The vector files (FORMATS.md §9) let any implementation check itself against this one. `verify` checks every case; `generate` recomputes the files from a seed, byte for byte.",
+            "The vector files (docs/formats.md §9) let any implementation check itself against this one. `verify` checks every case; `generate` recomputes the files from a seed, byte for byte.",
             examples: [
                 "share-recovery vectors verify Vectors",
                 "share-recovery vectors generate /tmp/vectors",

@@ -24,7 +24,7 @@ enum Files {
         return text
     }
 
-    /// Text with at most one trailing newline removed (FORMATS.md §5 allows one in a cipherText file).
+    /// Text with at most one trailing newline removed (docs/formats.md §5 allows one in a cipherText file).
     static func readTrimmedLine(_ path: String) throws -> String {
         var text = try readText(path)
         if text.hasSuffix("\n") { text.removeLast() }

@@ -1,4 +1,4 @@
-// Fuzz target: cipherText parsing and decryption (FORMATS.md §5).
+// Fuzz target: cipherText parsing and decryption (docs/formats.md §5).
 //
 // Input: one mode byte (bit 0 clear: the binary envelope follows; set: its base64 text follows),
 // 32 bytes of secret, then the envelope. HKDF methods use the 32 bytes as key material; Argon2id

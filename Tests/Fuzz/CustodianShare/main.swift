@@ -1,4 +1,4 @@
-// Fuzz target: custodian backup share JSON (FORMATS.md §6) and selection (§7).
+// Fuzz target: custodian backup share JSON (docs/formats.md §6) and selection (§7).
 //
 // Input: one byte choosing a selection context (user backup share, backup method and custodian key
 // of a case in Vectors/selection.json), then the candidate JSON texts, one per line. Each

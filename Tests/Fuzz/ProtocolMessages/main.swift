@@ -1,4 +1,4 @@
-// Fuzz target: the DKG and signing messages a party reads from the network (FORMATS.md §10–§11),
+// Fuzz target: the DKG and signing messages a party reads from the network (docs/formats.md §10–§11),
 // and the protocol states a server reads back from storage (DKG round 2, the resharing custodian's).
 //
 // Input: one mode byte, then the bytes. Mode bit 0 picks the curve (clear: secp256k1, set: ed25519);

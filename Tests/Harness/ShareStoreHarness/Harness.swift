@@ -19,7 +19,7 @@ import ShareRecovery
 ///         locked <failures>          the store is locked out
 ///     share-store-harness recover --store DIR --passcode-file FILE --fixture DIR
 ///         ready <generation>         the store is open and authenticated; <generation> is current
-///         status <name>              a FORMATS.md §8 status began
+///         status <name>              a docs/formats.md §8 status began
 ///         recovered <generation>     recover() returned: <generation> is stored and current
 ///
 /// The passcode is read from a file (a test passcode; never argv). `promote-loop` needs a store

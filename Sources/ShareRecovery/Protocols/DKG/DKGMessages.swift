@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// What party i broadcasts in round 1 of the DKG (FORMATS.md §10 step 1): its commitments
+/// What party i broadcasts in round 1 of the DKG (docs/formats.md §10 step 1): its commitments
 /// C_{i,0} … C_{i,t−1} and the proof of knowledge of a_{i,0}.
 public struct DKGRound1Message: Sendable, Equatable {
     /// i.
@@ -18,7 +18,7 @@ public struct DKGRound1Message: Sendable, Equatable {
     }
 }
 
-/// What party i sends privately to party j in round 2 (FORMATS.md §10 step 2): the sub-share f_i(j).
+/// What party i sends privately to party j in round 2 (docs/formats.md §10 step 2): the sub-share f_i(j).
 /// It is secret: it travels only over a confidential channel and is never logged.
 public struct DKGRound2Message: Sendable, CustomStringConvertible {
     /// i.

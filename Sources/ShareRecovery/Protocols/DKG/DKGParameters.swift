@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// What the parties of one distributed key generation agree on before it starts (FORMATS.md §10):
+/// What the parties of one distributed key generation agree on before it starts (docs/formats.md §10):
 /// the curve, the wallet, t and n. Roles follow §2: party 1 is the user's device, party 2 the custodian.
 public struct DKGParameters: Sendable, Equatable {
     /// The curve.
@@ -27,7 +27,7 @@ public struct DKGParameters: Sendable, Equatable {
     public var partyIndices: ClosedRange<Int> { 1...parties }
 
     /// `setId = SHA-256("share-recovery v1 dkg" || curve id || t || n || A_0 || … || A_{t−1})[0..16)`
-    /// (FORMATS.md §10), so every party derives the same setId from the public result.
+    /// (docs/formats.md §10), so every party derives the same setId from the public result.
     func setId(commitments: [Point]) -> SetID {
         var preimage = Array("share-recovery v1 dkg".utf8)
         preimage += [curve.rawValue, UInt8(threshold), UInt8(parties)]

@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// Party i's role in the distributed key generation of FORMATS.md §10, after round 1.
+/// Party i's role in the distributed key generation of docs/formats.md §10, after round 1.
 ///
 /// The role is a value that takes messages and returns messages and its next state; it knows
 /// nothing of transport or storage, so the same code runs all parties in one process

@@ -1,7 +1,7 @@
 public import ShareCrypto
 
 /// A new device joining a 2-of-2 wallet whose other party is the custodian (docs/devices.md): one
-/// FORMATS.md §3 resharing whose dealers are an approving device's set {device 1, custodian 2} and
+/// docs/formats.md §3 resharing whose dealers are an approving device's set {device 1, custodian 2} and
 /// whose new set is {new device 1, custodian 2}, of the same public key, under a fresh setId and the
 /// approving set's generation. The approving set stays alive; the key is never rebuilt.
 ///

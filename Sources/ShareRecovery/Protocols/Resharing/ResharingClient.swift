@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// The client's side of a resharing session (FORMATS.md §3, backup and recovery) as values, the
+/// The client's side of a resharing session (docs/formats.md §3, backup and recovery) as values, the
 /// counterpart of ``ResharingCustodian``: the custodian's offer → ``accept(offer:ownShare:newKind:using:)``
 /// → ``Dealt`` (the client's dealing to send, and its new share) → ``Dealt/finish(result:)`` with the
 /// custodian's result → the new share, checked against the custodian's view of the new set.

@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// The custodian's side of a resharing session (FORMATS.md §3, backup and recovery) as values, one
+/// The custodian's side of a resharing session (docs/formats.md §3, backup and recovery) as values, one
 /// per round: ``open(request:signingShares:candidates:custodianKey:using:)`` → ``Opened`` →
 /// ``Opened/finish(clientDealing:custodianPublicKey:using:)`` → ``Finished`` (the answer to the
 /// client) and its ``Finished/pending`` → ``Pending/confirm(currentSets:)`` → the signing set to make
@@ -156,7 +156,7 @@ public enum ResharingCustodian {
         }
     }
 
-    /// Open: finds the custodian's dealers, fixes the plan and deals (FORMATS.md §3 with the custodian
+    /// Open: finds the custodian's dealers, fixes the plan and deals (docs/formats.md §3 with the custodian
     /// as co-dealer).
     /// - Parameters:
     ///   - request: What the client asks to reshare.
@@ -197,7 +197,7 @@ public enum ResharingCustodian {
                 for: client, method: method, candidates: candidates
             ).get()
             newKind = .signing
-            // One more than the newest signing generation the custodian knows (FORMATS.md §3).
+            // One more than the newest signing generation the custodian knows (docs/formats.md §3).
             let newest = max(signingShares.map(\.generation).max() ?? client.generation, client.generation)
             guard newest < UInt32.max else {
                 throw ShareRecoveryError(.invalidParameters, "the generation cannot be advanced")

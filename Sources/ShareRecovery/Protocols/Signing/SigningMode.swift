@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// The three signature modes of FORMATS.md §11.
+/// The three signature modes of docs/formats.md §11.
 public enum SigningMode: String, Sendable, CaseIterable, CustomStringConvertible {
     /// secp256k1 only: the BIP FROST-signing draft; a 64-byte BIP-340 signature under Y's x-only key.
     case bip340

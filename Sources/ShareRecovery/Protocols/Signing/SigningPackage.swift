@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// What the signers of one signature agree on after round 1 (FORMATS.md §11): the signing set (a
+/// What the signers of one signature agree on after round 1 (docs/formats.md §11): the signing set (a
 /// public description), the message, the mode, every signer's nonce commitment, keyed by party
 /// index, and what the key is tweaked for (a BIP-32 path, Taproot; docs/derivation.md). Anyone
 /// holding it can check each signature share and aggregate; no secret is in it.

@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// One signer's role in FROST signing (FORMATS.md §11): round 1 commits to a fresh nonce pair,
+/// One signer's role in FROST signing (docs/formats.md §11): round 1 commits to a fresh nonce pair,
 /// round 2 signs the agreed ``SigningPackage`` with it, once.
 ///
 /// Like every protocol role here it takes messages and returns messages, and knows nothing of
