@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The slow checks (`make check`), which CI runs after the README's test command (`make test`):
+#   0. swift format lint --strict with the repository's .swift-format (scripts/format-lint.sh);
 #   1. the suite under AddressSanitizer, then ThreadSanitizer, our own targets instrumented
 #      (scripts/sanitizers.sh; docs/sanitizers.md says what runs under which);
 #   2. the Examples/ package: built against the root package by path, both executables run, the
@@ -29,6 +30,7 @@ step() {
     "$@"
     echo "check.sh: $name took $((SECONDS - begun)) s" >&2
 }
+step "format lint" scripts/format-lint.sh
 step "sanitizers" scripts/sanitizers.sh
 step "examples" scripts/examples.sh
 
