@@ -280,8 +280,8 @@ struct IdempotencyTests {
                             .integer(now + 600))
                         try await claim.markApplied(in: transaction)
                     }
-                } catch let error as APIError {
-                    #expect(error.code == .requestInProgress)
+                } catch let refusal as StorageRefusal {
+                    #expect(refusal == .idempotencyKeyTaken)
                 }
                 return try await !storage.read {
                     try await $0.query("SELECT token_id FROM spent_tokens WHERE token_id = ?", [.text(id)])

@@ -100,9 +100,10 @@ struct RecoverySessionTests {
             let abortConfirmed = try await client.abort(recovery.sessionId, token: recoverToken)
             #expect(abortConfirmed.status == 409 && abortConfirmed.errorCode == "conflict")
             let inspected = try world.inspector()
-            let row = try #require(try await inspected.session(id: recovery.sessionId, now: 0))
+            let row = try #require(
+                try await inspected.protocolSession(id: recovery.sessionId, kind: .resharing, now: 0))
             await inspected.close()
-            #expect(row.state == .confirmed && row.sealedSecrets.isEmpty && row.sealedPending == nil)
+            #expect(row.state == .done && row.sealedState.isEmpty)
 
             // The stored custodian shares are valid shares of the new set (opened with the test's master key).
             let storage = try world.inspector()

@@ -11,7 +11,7 @@ extension ServerState {
         } catch {
             var event = failure
             // Only the stable code, as the client saw it: a message could quote input.
-            event.detail.reason = (error as? APIError)?.code ?? .internalError
+            event.detail.reason = APIError.answering(error)?.code ?? .internalError
             do {
                 // A refusal is not a change: its row does not take the request's Idempotency-Key,
                 // which a repeat of the request may take (or has taken) with the change itself.

@@ -7,7 +7,9 @@ import ShareRecoveryHTTP
 /// custodian role (`ResharingCustodian`, which `LocalCustodian` keeps in memory) that seals the role's
 /// state into the session row under the master key, so any server process can take the next call.
 /// Confirm asks the role (the signing set must not have moved) inside its storage transaction.
-struct CustodianSessions: Sendable {
+struct CustodianSessions: ProtocolSessionKeeping {
+    static let sessionKinds: Set<ProtocolSessionRecord.Kind> = [.resharing]
+
     /// Why a set is reshared.
     enum Purpose: String, Sendable {
         case backup
@@ -28,14 +30,23 @@ struct CustodianSessions: Sendable {
         var aborted: AuditEventKind { self == .backup ? .backupAborted : .recoveryAborted }
     }
 
+    /// A resharing session's purpose, from its binding.
+    static func purpose(_ session: ProtocolSessionRecord) throws -> Purpose {
+        guard let purpose = Purpose(rawValue: try session.boundText("purpose")) else {
+            throw ShareRecoveryError(.storeCorrupted, "a resharing session's purpose is unknown")
+        }
+        return purpose
+    }
+
     /// An audit event of a session: its id and method in the detail.
     static func event(
-        _ kind: (Purpose) -> AuditEventKind, _ session: SessionRecord, origin: AuditOrigin,
+        _ kind: (Purpose) -> AuditEventKind, _ session: ProtocolSessionRecord, origin: AuditOrigin,
         _ fill: (inout AuditEvent.Detail) -> Void = { _ in }
-    ) -> AuditEvent {
-        origin.event(kind(Purpose(rawValue: session.purpose) ?? .recovery), account: session.clientId) {
+    ) throws -> AuditEvent {
+        let method = BackupMethod(name: try session.boundText("method"))
+        return origin.event(kind(try purpose(session)), account: session.clientId) {
             $0.sessionId = session.id
-            $0.method = BackupMethod(name: session.method)
+            $0.method = method
             fill(&$0)
         }
     }
@@ -55,7 +66,7 @@ struct CustodianSessions: Sendable {
         clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8],
         sessionId chosenId: String? = nil, origin: AuditOrigin
     ) async throws -> JSONValue {
-        let sessionId = chosenId ?? Hex.encode(SystemRandom().bytes(count: 16))
+        let sessionId = chosenId ?? ProtocolSessionKeeper.newSessionId()
         let event = { (kind: AuditEventKind) in
             origin.event(kind, account: clientId) {
                 $0.sessionId = sessionId
@@ -74,48 +85,48 @@ struct CustodianSessions: Sendable {
         clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8],
         sessionId: String, started: AuditEvent
     ) async throws -> JSONValue {
-        let own = try await signingShares(clientId: clientId)
-        var candidates: [String] = []
-        if purpose == .recovery {
-            candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase)
-        }
-        let request = ResharingSessionRequest(
-            clientId: clientId, purpose: purpose.request(method), clientShare: clientShare)
-        let opened = try checkingClientInput {
-            try ResharingCustodian.open(
-                request: request, signingShares: own, candidates: candidates, custodianKey: state.custodianKey)
-        }
-        let plan = opened.plan
-        let sessionKey = SealingKeyPair()
-        // The client receives only its own sub-share of each custodian dealing, sealed to its session key.
-        let offered = try checkingClientInput {
-            try opened.offeredDealings.map {
-                try SessionWire.encode($0, sealingTo: [plan.oldSet.partyIndex: clientKey])
+        try await ProtocolSessionKeeper(state: state, kind: .resharing).open(
+            clientId: clientId, sessionId: sessionId, started: started
+        ) { () async throws -> SessionOpening in
+            let own = try await signingShares(clientId: clientId)
+            var candidates: [String] = []
+            if purpose == .recovery {
+                candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase)
             }
-        }
-        let sealedSecrets = try state.sealer.seal(
-            SecureBytes.concatenating([sessionKey.secretKey, opened.serialized()]), table: "protocol_sessions",
-            row: [sessionId, "secrets"])
-        let publicDealings = JSONValue.array(
-            opened.dealings.map {
-                .object([
-                    ("dealerIndex", .number(String($0.dealerIndex))),
-                    ("commitments", SessionWire.encode(points: $0.commitments)),
+            let request = ResharingSessionRequest(
+                clientId: clientId, purpose: purpose.request(method), clientShare: clientShare)
+            let opened = try checkingClientInput {
+                try ResharingCustodian.open(
+                    request: request, signingShares: own, candidates: candidates, custodianKey: state.custodianKey)
+            }
+            let plan = opened.plan
+            let sessionKey = SealingKeyPair()
+            // The client receives only its own sub-share of each custodian dealing, sealed to its session key.
+            let offered = try checkingClientInput {
+                try opened.offeredDealings.map {
+                    try SessionWire.encode($0, sealingTo: [plan.oldSet.partyIndex: clientKey])
+                }
+            }
+            let publicDealings = JSONValue.array(
+                opened.dealings.map {
+                    .object([
+                        ("dealerIndex", .number(String($0.dealerIndex))),
+                        ("commitments", SessionWire.encode(points: $0.commitments)),
+                    ])
+                })
+            return SessionOpening(
+                binding: .object([
+                    ("purpose", .string(purpose.rawValue)), ("method", .string(method.name)),
+                    ("plan", .string(JSONWriter.write(SessionWire.encode(plan)))),
+                    ("dealings", .string(JSONWriter.write(publicDealings))),
+                    ("expectedSet", .string(opened.expectedSet?.hex ?? "")),
+                ]),
+                secret: SecureBytes.concatenating([sessionKey.secretKey, opened.serialized()]),
+                answer: [
+                    ("plan", SessionWire.encode(plan)), ("custodianDealings", .array(offered)),
+                    ("custodianKey", .string(Hex.encode(sessionKey.publicKey))),
                 ])
-            })
-        try await state.storage.createSession(
-            SessionRecord(
-                id: sessionId, clientId: clientId, purpose: purpose.rawValue, method: method.name, state: .open,
-                planJSON: JSONWriter.write(SessionWire.encode(plan)), dealingsJSON: JSONWriter.write(publicDealings),
-                expectedSet: opened.expectedSet?.hex ?? "", sealedSecrets: sealedSecrets, sealedPending: nil,
-                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)), now: state.now,
-            started: started)
-        return .object([
-            ("sessionId", .string(sessionId)),
-            ("plan", SessionWire.encode(plan)),
-            ("custodianDealings", .array(offered)),
-            ("custodianKey", .string(Hex.encode(sessionKey.publicKey))),
-        ])
+        }
     }
 
     // MARK: Finish
@@ -123,16 +134,19 @@ struct CustodianSessions: Sendable {
     /// Unseals the role's `Opened` state, lets it finish with the client's dealing (§3 steps 2–5), and
     /// stores its `Pending` state sealed. A refusal is audited as `…Failed` (step `finish`).
     /// - Returns: The 200 body: `newCommitments` and `custodianBackupShares` (empty for a recovery).
-    func finish(_ session: SessionRecord, clientDealing: JSONValue, origin: AuditOrigin) async throws -> JSONValue {
-        try await state.recordingFailure(Self.event(\.failed, session, origin: origin) { $0.step = "finish" }) {
+    func finish(_ session: ProtocolSessionRecord, clientDealing: JSONValue, origin: AuditOrigin) async throws
+        -> JSONValue
+    {
+        try await state.recordingFailure(try Self.event(\.failed, session, origin: origin) { $0.step = "finish" }) {
             try await finish(session, clientDealing: clientDealing)
         }
     }
 
-    private func finish(_ session: SessionRecord, clientDealing: JSONValue) async throws -> JSONValue {
+    private func finish(_ session: ProtocolSessionRecord, clientDealing: JSONValue) async throws -> JSONValue {
         guard session.state == .open else { throw APIError.conflict("the session is already finished") }
         let secrets = try state.sealer.open(
-            session.sealedSecrets, table: "protocol_sessions", row: [session.id, "secrets"])
+            session.sealedState, table: "protocol_sessions",
+            row: [session.id, ProtocolSessionRecord.Kind.resharing.sealedStateLabel])
         guard secrets.count > 32 else {
             throw ShareRecoveryError(.storeCorrupted, "the session's secrets are truncated")
         }
@@ -162,23 +176,24 @@ struct CustodianSessions: Sendable {
     /// A confirmed session is confirmed already: a retry after a lost answer succeeds and changes nothing.
     /// Audited: `backupCompleted` or `recoveryCompleted` (with the new signing set) in the transaction, or
     /// `…Failed` (step `confirm`) after it rolled back.
-    func confirm(_ session: SessionRecord, origin: AuditOrigin) async throws {
-        if session.state == .confirmed { return }
-        try await state.recordingFailure(Self.event(\.failed, session, origin: origin) { $0.step = "confirm" }) {
+    func confirm(_ session: ProtocolSessionRecord, origin: AuditOrigin) async throws {
+        if session.state == .done { return }
+        try await state.recordingFailure(try Self.event(\.failed, session, origin: origin) { $0.step = "confirm" }) {
             try await confirmFinished(session, origin: origin)
         }
     }
 
-    private func confirmFinished(_ session: SessionRecord, origin: AuditOrigin) async throws {
-        guard session.state == .finished, let sealed = session.sealedPending else {
+    private func confirmFinished(_ session: ProtocolSessionRecord, origin: AuditOrigin) async throws {
+        guard session.state == .finished, !session.sealedState.isEmpty else {
             throw APIError.conflict("the session is not finished")
         }
         let pending = try ResharingCustodian.Pending(
-            serialized: try state.sealer.open(sealed, table: "protocol_sessions", row: [session.id, "pending"]))
+            serialized: try state.sealer.open(
+                session.sealedState, table: "protocol_sessions", row: [session.id, "pending"]))
         // Sealed before the transaction; the transaction asks the role whether they may become current.
         let newShares = try pending.signingSetToKeep?.map { try sealedSigningShare($0, clientId: session.clientId) }
         let retainUntil = state.now + Int64(state.configuration.confirmedSessionRetentionSeconds)
-        let completed = Self.event(\.completed, session, origin: origin) {
+        let completed = try Self.event(\.completed, session, origin: origin) {
             $0.setId = newShares?.first?.setId
             $0.generation = newShares?.first?.generation
         }

@@ -6,7 +6,9 @@ import ShareRecovery
 /// approving device's 2-of-2 set {device, custodian} into a new 2-of-2 set {new device, custodian}
 /// (the engine's ``DeviceEnrolment``), and the removal of a device's set. The custodian's dealing
 /// coefficient and a session key stay sealed in `protocol_sessions` between the approver's two calls.
-struct DeviceSessions: Sendable {
+struct DeviceSessions: ProtocolSessionKeeping {
+    static let sessionKinds: Set<ProtocolSessionRecord.Kind> = [.deviceAdd]
+
     let state: ServerState
     var wallet: WalletSessions { WalletSessions(state: state) }
 
@@ -21,40 +23,35 @@ struct DeviceSessions: Sendable {
         -> JSONValue
     {
         // An ejected wallet's key has left: no device joins it (docs/eject.md).
-        try await WalletSessions(state: state).refuseEjected(clientId: clientId, walletId: walletId)
-        let approving = try await approvingShare(clientId: clientId, walletId: walletId, setId: approvingSetId)
-        let maximum = state.configuration.maximumDevicesPerWallet
-        try await state.storage.read { transaction in
-            try await WalletDeviceRules.checkRoom(
-                clientId: clientId, deviceId: deviceId, maximum: maximum, in: transaction)
+        try await ProtocolSessionKeeper(state: state, kind: .deviceAdd).open(clientId: clientId, walletId: walletId) {
+            () async throws -> SessionOpening in
+            let approving = try await approvingShare(clientId: clientId, walletId: walletId, setId: approvingSetId)
+            let maximum = state.configuration.maximumDevicesPerWallet
+            try await state.storage.read { transaction in
+                try await WalletDeviceRules.checkRoom(
+                    clientId: clientId, deviceId: deviceId, maximum: maximum, in: transaction)
+            }
+            var newSetId = SetID.random()
+            while newSetId == approving.setId { newSetId = SetID.random() }
+            let coefficient = Scalar.random(on: approving.curve)
+            let sessionKey = SealingKeyPair()
+            let (plan, offered) = try checkingClientInput { () throws -> (ResharingPlan, JSONValue) in
+                let plan = try DeviceEnrolment.plan(approvingSet: approving, newSetId: newSetId)
+                let dealing = try ResharingDealer.deal(share: approving, plan: plan, higherCoefficients: [coefficient])
+                return (plan, try SessionWire.encode(dealing, sealingTo: [DeviceEnrolment.deviceIndex: deviceKey]))
+            }
+            return SessionOpening(
+                binding: .object([
+                    ("walletId", .string(walletId)), ("setId", .string(approvingSetId)),
+                    ("deviceId", .string(deviceId)),
+                    ("plan", SessionWire.encode(plan)), ("custodianDealing", offered),
+                ]),
+                secret: SecureBytes.concatenating([sessionKey.secretKey, coefficient.rawRepresentation]),
+                answer: [
+                    ("plan", SessionWire.encode(plan)), ("custodianDealing", offered),
+                    ("custodianKey", .string(Hex.encode(sessionKey.publicKey))),
+                ])
         }
-        var newSetId = SetID.random()
-        while newSetId == approving.setId { newSetId = SetID.random() }
-        let coefficient = Scalar.random(on: approving.curve)
-        let sessionKey = SealingKeyPair()
-        let (plan, offered) = try checkingClientInput { () throws -> (ResharingPlan, JSONValue) in
-            let plan = try DeviceEnrolment.plan(approvingSet: approving, newSetId: newSetId)
-            let dealing = try ResharingDealer.deal(share: approving, plan: plan, higherCoefficients: [coefficient])
-            return (plan, try SessionWire.encode(dealing, sealingTo: [DeviceEnrolment.deviceIndex: deviceKey]))
-        }
-        let id = Hex.encode(SystemRandom().bytes(count: 16))
-        let publicJSON = JSONValue.object([
-            ("walletId", .string(walletId)), ("setId", .string(approvingSetId)), ("deviceId", .string(deviceId)),
-            ("plan", SessionWire.encode(plan)), ("custodianDealing", offered),
-        ])
-        try await state.storage.createProtocolSession(
-            ProtocolSessionRecord(
-                id: id, clientId: clientId, kind: .deviceAdd, state: .open, publicJSON: JSONWriter.write(publicJSON),
-                sealedState: try state.sealer.seal(
-                    SecureBytes.concatenating([sessionKey.secretKey, coefficient.rawRepresentation]),
-                    table: "protocol_sessions",
-                    row: [id, "deviceAdd"]),
-                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
-        state.metrics.session("deviceAdd", .started)
-        return .object([
-            ("sessionId", .string(id)), ("plan", SessionWire.encode(plan)), ("custodianDealing", offered),
-            ("custodianKey", .string(Hex.encode(sessionKey.publicKey))),
-        ])
     }
 
     /// The approver's dealing: g_A(2) sealed to the session key is checked and combined into the
@@ -81,7 +78,7 @@ struct DeviceSessions: Sendable {
         let offered = try SessionWire.member(bound, "custodianDealing")
         let approving = try await approvingShare(clientId: session.clientId, walletId: walletId, setId: approvingSetId)
         let secrets = try state.sealer.open(
-            session.sealedState, table: "protocol_sessions", row: [session.id, "deviceAdd"])
+            session.sealedState, table: "protocol_sessions", row: [session.id, session.kind.sealedStateLabel])
         guard secrets.count == 64 else {
             throw ShareRecoveryError(.storeCorrupted, "a device-add session's secrets are truncated")
         }

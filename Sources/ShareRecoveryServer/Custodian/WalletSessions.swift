@@ -6,7 +6,9 @@ import ShareRecovery
 /// its signatures (§11), behind `/wallets`. The protocol work is the engine's roles (`DKGParty`,
 /// `SigningParty`); this type only keeps their state between a session's two requests, sealed in
 /// `protocol_sessions`, and advances each session once.
-struct WalletSessions: Sendable {
+struct WalletSessions: ProtocolSessionKeeping {
+    static let sessionKinds: Set<ProtocolSessionRecord.Kind> = [.dkg, .signing]
+
     /// The device's and the custodian's party indices (docs/formats.md §2).
     static let device = 1
     static let custodian = 2
@@ -27,34 +29,31 @@ struct WalletSessions: Sendable {
                 .badRequest, APIErrorCode(.invalidParameters),
                 "the reference server takes part in 2-of-2 wallets (party 2)")
         }
-        try await refuseEjected(clientId: clientId, walletId: parameters.walletId)
-        guard try await state.storage.signingShares(clientId: clientId).isEmpty else {
-            throw APIError.conflict("this user already has a wallet; a DKG does not replace it")
+        return try await ProtocolSessionKeeper(state: state, kind: .dkg).open(
+            clientId: clientId, walletId: parameters.walletId
+        ) { () async throws -> SessionOpening in
+            guard try await state.storage.signingShares(clientId: clientId).isEmpty else {
+                throw StorageRefusal.walletExists
+            }
+            let broadcast = try checkingClientInput {
+                try ProtocolWire.decodeRound1(deviceRound1, sender: Self.device, curve: parameters.curve)
+            }
+            let party = try checkingClientInput { try DKGParty(parameters: parameters, partyIndex: Self.custodian) }
+            let (round2, outgoing) = try checkingClientInput { try party.receive(round1: [broadcast]) }
+            let sealedSubShare = try checkingClientInput {
+                try SealedBox.seal(outgoing[0].subShare.rawRepresentation, to: clientKey)
+            }
+            return SessionOpening(
+                binding: .object([
+                    ("walletId", .string(parameters.walletId)), ("curve", .string(parameters.curve.name)),
+                ]),
+                secret: round2.serialized(),
+                answer: [
+                    ("round1", ProtocolWire.encode(party.round1Message)),
+                    ("sealedSubShare", .string(Base64.encode(sealedSubShare))),
+                    ("custodianKey", .string(Hex.encode(state.custodianKey.publicKey))),
+                ])
         }
-        let broadcast = try checkingClientInput {
-            try ProtocolWire.decodeRound1(deviceRound1, sender: Self.device, curve: parameters.curve)
-        }
-        let party = try checkingClientInput { try DKGParty(parameters: parameters, partyIndex: Self.custodian) }
-        let (round2, outgoing) = try checkingClientInput { try party.receive(round1: [broadcast]) }
-        let sealedSubShare = try checkingClientInput {
-            try SealedBox.seal(outgoing[0].subShare.rawRepresentation, to: clientKey)
-        }
-        let id = Hex.encode(SystemRandom().bytes(count: 16))
-        let publicJSON = JSONValue.object([
-            ("walletId", .string(parameters.walletId)), ("curve", .string(parameters.curve.name)),
-        ])
-        try await state.storage.createProtocolSession(
-            ProtocolSessionRecord(
-                id: id, clientId: clientId, kind: .dkg, state: .open, publicJSON: JSONWriter.write(publicJSON),
-                sealedState: try state.sealer.seal(round2.serialized(), table: "protocol_sessions", row: [id, "dkg"]),
-                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
-        // A DKG's start has no audit row (nothing exists until walletCreated), so it is counted here.
-        state.metrics.session("dkg", .started)
-        return .object([
-            ("sessionId", .string(id)), ("round1", ProtocolWire.encode(party.round1Message)),
-            ("sealedSubShare", .string(Base64.encode(sealedSubShare))),
-            ("custodianKey", .string(Hex.encode(state.custodianKey.publicKey))),
-        ])
     }
 
     /// Round 3: checks f_1(2) (sealed to the custodian key), combines the custodian's signing share
@@ -66,7 +65,7 @@ struct WalletSessions: Sendable {
         guard session.state == .open else { throw APIError.conflict("this DKG session is finished") }
         let round2 = try DKGRound2State(
             serialized: try state.sealer.open(
-                session.sealedState, table: "protocol_sessions", row: [session.id, "dkg"]))
+                session.sealedState, table: "protocol_sessions", row: [session.id, session.kind.sealedStateLabel]))
         let share = try checkingClientInput { () throws -> ShareRecord in
             let opened: SecureBytes
             do {
@@ -109,35 +108,31 @@ struct WalletSessions: Sendable {
     )
         async throws -> JSONValue
     {
-        try await refuseEjected(clientId: clientId, walletId: walletId)
-        let primary = try await currentShare(clientId: clientId, walletId: walletId)
-        guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
-            throw APIError.conflict(
-                "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)"
-            )
+        try await ProtocolSessionKeeper(state: state, kind: .signing).open(clientId: clientId, walletId: walletId) {
+            () async throws -> SessionOpening in
+            let primary = try await currentShare(clientId: clientId, walletId: walletId)
+            guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
+                throw APIError.conflict(
+                    "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)"
+                )
+            }
+            let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in
+                try SigningParty(share: share, mode: mode).commit(tweaks: tweaks)
+            }
+            // The sealed copy is the only one left: round 2 restores it, once.
+            defer { nonce.discard() }
+            var binding: [(key: String, value: JSONValue)] = [
+                ("walletId", .string(walletId)), ("setId", .string(share.setId.hex)), ("mode", .string(mode.rawValue)),
+                ("commitment", ProtocolWire.encode(nonce.commitment)),
+            ]
+            // Only a tweaked session names its tweaks, so rows written before tweaks existed read the same.
+            if !tweaks.isEmpty {
+                binding += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))]
+            }
+            return SessionOpening(
+                binding: .object(binding), secret: try nonce.serializedSecret(),
+                answer: [("commitment", ProtocolWire.encode(nonce.commitment))])
         }
-        let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in
-            try SigningParty(share: share, mode: mode).commit(tweaks: tweaks)
-        }
-        let id = Hex.encode(SystemRandom().bytes(count: 16))
-        var binding: [(key: String, value: JSONValue)] = [
-            ("walletId", .string(walletId)), ("setId", .string(share.setId.hex)), ("mode", .string(mode.rawValue)),
-            ("commitment", ProtocolWire.encode(nonce.commitment)),
-        ]
-        // Only a tweaked session names its tweaks, so rows written before tweaks existed read the same.
-        if !tweaks.isEmpty {
-            binding += [("path", .string(tweaks.path.description)), ("taproot", .bool(tweaks.taproot))]
-        }
-        let publicJSON = JSONValue.object(binding)
-        try await state.storage.createProtocolSession(
-            ProtocolSessionRecord(
-                id: id, clientId: clientId, kind: .signing, state: .open, publicJSON: JSONWriter.write(publicJSON),
-                sealedState: try state.sealer.seal(
-                    try nonce.serializedSecret(), table: "protocol_sessions", row: [id, "signing"]),
-                expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds)))
-        nonce.discard()
-        state.metrics.session("signing", .started)
-        return .object([("sessionId", .string(id)), ("commitment", ProtocolWire.encode(nonce.commitment))])
     }
 
     /// Round 2: the custodian's signature share over the message with both commitments. The nonce is
@@ -160,11 +155,11 @@ struct WalletSessions: Sendable {
         try await refuseEjected(clientId: session.clientId, walletId: walletId)
         let primary = try await currentShare(clientId: session.clientId, walletId: walletId)
         guard let share = try await signingShare(primary, clientId: session.clientId, setId: setId) else {
-            throw APIError.conflict("the custodian's signing set changed since this signing session opened")
+            throw StorageRefusal.signingSetChanged
         }
         let nonce = try FrostSigningNonce(
             serializedSecret: try state.sealer.open(
-                session.sealedState, table: "protocol_sessions", row: [session.id, "signing"]),
+                session.sealedState, table: "protocol_sessions", row: [session.id, session.kind.sealedStateLabel]),
             curve: share.curve)
         let signatureShare = try checkingClientInput { () throws -> Scalar in
             let commitment = try ProtocolWire.decodeCommitment(deviceCommitment, party: Self.device, curve: share.curve)

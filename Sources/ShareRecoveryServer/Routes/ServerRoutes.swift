@@ -12,6 +12,8 @@ struct ServerRoutes: Sendable {
 
     /// Mounts every feature's routes; each feature file declares its own (docs/openapi.yaml has them all).
     func register(on router: Router<ServerRequestContext>) {
+        // Before the routes: it applies to routes added after it.
+        router.add(middleware: StorageRefusalMiddleware())
         registerOperations(on: router)
         router.addRoutes(integratorRoutes, atPath: "/users")
         router.addRoutes(auditRoutes, atPath: "/users")

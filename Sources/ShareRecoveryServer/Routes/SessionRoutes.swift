@@ -115,7 +115,7 @@ extension ServerRoutes {
     func abortSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let session = try await authorisedSession(request, context)
         try await RequestReading.emptyBody(request, limit: limit)
-        let aborted = CustodianSessions.event(\.aborted, session, origin: origin(context))
+        let aborted = try CustodianSessions.event(\.aborted, session, origin: origin(context))
         switch try await state.storage.deleteSession(id: session.id, aborted: aborted) {
         case .deleted: return JSONResponse.noContent()
         case .notFound: throw APIError.notFound("no such session")
@@ -124,15 +124,16 @@ extension ServerRoutes {
     }
 
     /// The session named in the path, for a token of its client and purpose (401 before 404 before 403).
-    private func authorisedSession(_ request: Request, _ context: ServerRequestContext) async throws -> SessionRecord {
+    private func authorisedSession(_ request: Request, _ context: ServerRequestContext) async throws
+        -> ProtocolSessionRecord
+    {
         let token = try verifiedToken(request)
         let id = try RequestReading.issuedIdentifier(context, "sessionId", what: "session")
-        guard let session = try await state.storage.session(id: id, now: state.now) else {
+        guard let session = try await state.storage.protocolSession(id: id, kind: .resharing, now: state.now) else {
             throw APIError.notFound("no such session")
         }
         guard token.userId == session.clientId else { throw APIError.forbidden("the token is for another user") }
-        let purpose = CustodianSessions.Purpose(rawValue: session.purpose)?.tokenPurpose
-        guard token.purpose == purpose else {
+        guard token.purpose == (try CustodianSessions.purpose(session)).tokenPurpose else {
             throw APIError.forbidden("the token's purpose does not match the session")
         }
         return session

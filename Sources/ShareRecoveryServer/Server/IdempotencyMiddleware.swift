@@ -84,7 +84,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
             throw APIError(
                 .unprocessableContent, .idempotencyKeyReused,
                 "this Idempotency-Key was used for another request; use a new key for a new request")
-        case .inProgress: throw IdempotencyClaim.takenByAnother
+        case .inProgress: throw APIError(StorageRefusal.idempotencyKeyTaken)
         case .answerLost:
             throw APIError(
                 .conflict, .conflict,

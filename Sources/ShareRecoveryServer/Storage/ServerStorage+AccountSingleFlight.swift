@@ -1,4 +1,3 @@
-import HTTPTypes
 import ShareRecovery
 
 /// One backup, recovery or method deletion per account at a time (docs/server.md, "One at a time per
@@ -8,14 +7,14 @@ import ShareRecovery
 /// to read them and a running backup may be about to store them.
 extension ServerStorage {
     /// Takes the account's lock for the rest of `transaction` (a PostgreSQL advisory lock; SQLite's one
-    /// writer already is one) and says whether a backup or recovery of the account is running: the
-    /// 409 `operationInProgress` to answer, else `nil`. Call it before any other lock of the
+    /// writer already is one) and says whether a backup or recovery of the account is running. Call it before any other lock of the
     /// transaction, so every holder takes the account's lock first and no lock-order cycle can form.
+    /// - Returns: `operationInProgress` while one runs, else `nil`.
     /// - Parameters:
     ///   - clientId: The account (the integrator's user id is the custodian's client id).
     ///   - now: The request's time; an expired session no longer counts.
     static func runningOperation(of clientId: String, now: Int64, in transaction: any SQLTransaction) async throws
-        -> APIError?
+        -> StorageRefusal?
     {
         try await transaction.lock("resharing \(clientId)")
         let running = try await transaction.query(
@@ -27,9 +26,6 @@ extension ServerStorage {
             .text(clientId), .integer(now))
         guard let latest = running.first else { return nil }
         let seconds = max(try latest.integer("expires_at") - now, 1)
-        return APIError(
-            .conflict, APIErrorCode(.operationInProgress),
-            "a backup or recovery of this account is in progress (another device or attempt); retry when it has finished, at the latest in \(seconds) s when its session expires"
-        )
+        return .operationInProgress(secondsLeft: seconds)
     }
 }

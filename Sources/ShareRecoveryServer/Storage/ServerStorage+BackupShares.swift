@@ -49,7 +49,7 @@ extension ServerStorage {
     }
 
     /// Deletes the client's shares of a method, with a `custodianSharesDeleted` row.
-    /// - Throws: 409 `operationInProgress` while a backup or recovery of the client runs, checked under
+    /// - Throws: `StorageRefusal.operationInProgress` while a backup or recovery of the client runs, checked under
     ///   the account's lock like the opening of a session.
     func deleteBackupShares(clientId: String, method: BackupMethod, origin: AuditOrigin) async throws {
         try await transaction { transaction in

@@ -48,7 +48,7 @@ extension ServerStorage {
 
     /// Deletes a cipherText, spending the token only when there was one to delete, with its
     /// `methodDeleted` row.
-    /// - Throws: 409 `operationInProgress` while a backup or recovery of the user runs (the token stays
+    /// - Throws: `StorageRefusal.operationInProgress` while a backup or recovery of the user runs (the token stays
     ///   unspent), checked under the account's lock like the opening of a session.
     func deleteCipherText(userId: String, method: BackupMethod, token: Token, origin: AuditOrigin) async throws
         -> SingleUseWrite

@@ -1,4 +1,3 @@
-import HTTPTypes
 import ShareCrypto
 import ShareRecovery
 
@@ -47,8 +46,8 @@ extension ServerStorage {
     /// open → done for a device-add session, storing the custodian's share of the new device's set in
     /// the same transaction, with its `deviceAdded` row.
     /// - Returns: `false` when the session is no longer open.
-    /// - Throws: 409 when the approving set is no longer current (removed, or a recovery since), when
-    ///   the device id is taken, or `deviceLimitReached` when the wallet has `maximum` devices.
+    /// - Throws: `StorageRefusal` when the approving set is no longer current (removed, or a recovery
+    ///   since), when the device id is taken, or when the wallet has `maximum` devices.
     func completeDeviceAdd(
         sessionId: String, clientId: String, device: StoredDevice, maximum: Int, now: Int64, added: AuditEvent
     ) async throws -> Bool {
@@ -56,8 +55,7 @@ extension ServerStorage {
             guard try await Self.advance(transaction, id: sessionId, now: now) else { return false }
             try await transaction.lock("signing shares \(clientId)")
             guard try await Self.currentSetIds(clientId: clientId, in: transaction).contains(device.approvedBy) else {
-                throw APIError.conflict(
-                    "the approving device's set \(device.approvedBy) no longer signs for this wallet")
+                throw StorageRefusal.approvingSetNotCurrent(setId: device.approvedBy)
             }
             try await WalletDeviceRules.checkRoom(
                 clientId: clientId, deviceId: device.deviceId, maximum: maximum, in: transaction)
@@ -90,7 +88,7 @@ extension ServerStorage {
                 .text(deviceId))
             guard !deleted.isEmpty else { return .notFound }
             guard try await Self.spend(token, in: transaction) else {
-                throw APIError.unauthorized("the token was already used")
+                throw StorageRefusal.tokenSpent
             }
             try await Self.appendAudit([removed], in: transaction)
             return .done
@@ -126,7 +124,7 @@ enum WalletDeviceRules {
     static let primaryDeviceId = "primary"
 
     /// Refuses a device id in use and a wallet at its limit (the primary device counts).
-    /// - Throws: 409 `conflict` or `deviceLimitReached`.
+    /// - Throws: `StorageRefusal.deviceIdTaken` or `.deviceLimitReached`.
     static func checkRoom(clientId: String, deviceId: String, maximum: Int, in transaction: any SQLTransaction)
         async throws
     {
@@ -134,16 +132,13 @@ enum WalletDeviceRules {
             "SELECT device_id FROM wallet_devices WHERE client_id = ?", .text(clientId)
         ).map { try $0.text("device_id") }
         guard deviceId != WalletDeviceRules.primaryDeviceId, !taken.contains(deviceId) else {
-            throw APIError.conflict("the wallet already has a device \(deviceId); choose another device id")
+            throw StorageRefusal.deviceIdTaken(deviceId: deviceId)
         }
         let primary = try await transaction.query(
             "SELECT set_id FROM signing_shares WHERE client_id = ?", .text(clientId))
         let count = taken.count + (primary.isEmpty ? 0 : 1)
         guard count < maximum else {
-            throw APIError(
-                .conflict, .deviceLimitReached,
-                "the wallet has \(count) devices, the server's limit: remove one (`device remove`) before adding another"
-            )
+            throw StorageRefusal.deviceLimitReached(devices: count)
         }
     }
 }

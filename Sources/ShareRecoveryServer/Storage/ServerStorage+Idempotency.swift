@@ -1,4 +1,3 @@
-import HTTPTypes
 import ShareCrypto
 import ShareRecovery
 
@@ -34,7 +33,7 @@ struct IdempotencyClaim: Sendable {
 
     /// Takes the key for this request in `transaction`, the transaction of the change: a new row, this
     /// request's own row again (a second transaction), or a row whose retention is over.
-    /// - Throws: 409 `requestInProgress` when the key is another request's.
+    /// - Throws: `StorageRefusal.idempotencyKeyTaken` when the key is another request's.
     func markApplied(in transaction: any SQLTransaction) async throws {
         let rows = try await transaction.query(
             """
@@ -45,14 +44,8 @@ struct IdempotencyClaim: Sendable {
             WHERE idempotency_keys.owner = excluded.owner OR idempotency_keys.expires_at <= ? RETURNING owner
             """, .text(scope), .text(key), .blob(fingerprint), .text(owner), .integer(leaseUntil), .integer(keepUntil),
             .integer(now))
-        guard !rows.isEmpty else { throw Self.takenByAnother }
+        guard !rows.isEmpty else { throw StorageRefusal.idempotencyKeyTaken }
         written.withLock { $0 = true }
-    }
-
-    /// What a request is told when another request with its key changed something first.
-    static var takenByAnother: APIError {
-        APIError(
-            .conflict, .requestInProgress, "a request with this Idempotency-Key is still being applied; retry shortly")
     }
 }
 

@@ -2,12 +2,17 @@ import ShareCrypto
 import ShareRecovery
 
 /// A row of `protocol_sessions`, the one session store of every multi-round protocol the custodian
-/// takes part in: resharing (docs/formats.md §3), DKG (§10) and signing (§11).
+/// takes part in: resharing (docs/formats.md §3), DKG (§10), signing (§11) and device add
+/// (docs/devices.md). A resharing session's binding holds its purpose, method, plan, public dealings
+/// and expected set; its sealed state holds the session key and the custodian role's `Opened` state
+/// while open, its `Pending` state once finished, and nothing once done (confirmed).
 struct ProtocolSessionRecord: Sendable {
-    /// Which protocol role the sealed state belongs to.
-    enum Kind: String, Sendable { case resharing, dkg, signing, deviceAdd }
+    /// Which protocol role the sealed state belongs to (what each kind is to the server:
+    /// `ProtocolSessionKind.swift`).
+    enum Kind: String, Sendable, CaseIterable { case resharing, dkg, signing, deviceAdd }
     /// `open`, then (resharing only) `finished`, then `done`; `done` rows keep no secret and wait for
-    /// expiry, so a retried request learns what happened.
+    /// expiry, so a retried request learns what happened (a confirmed resharing session answers a
+    /// retried confirm as the first one did).
     enum State: String, Sendable { case open, finished, done }
 
     let id: String
@@ -21,22 +26,52 @@ struct ProtocolSessionRecord: Sendable {
     let expiresAt: Int64
 }
 
+extension ProtocolSessionRecord {
+    /// A text member of the session's public binding.
+    func boundText(_ key: String) throws -> String {
+        guard case .string(let value)? = try StrictJSON.parse(Array(publicJSON.utf8))[key] else {
+            throw ShareRecoveryError(.storeCorrupted, "a \(kind.rawValue) session's binding lacks \(key)")
+        }
+        return value
+    }
+}
+
 /// The session store. A session advances by compare-and-swap on its state, in the same transaction as
 /// what the step produces, so a replayed or concurrent request finds it advanced and is refused.
 extension ServerStorage {
-    func createProtocolSession(_ session: ProtocolSessionRecord) async throws {
-        try await transaction { transaction in try await Self.insert(transaction, session) }
+    /// Stores a new session with its `started` audit rows. With `oneSessionPerAccount`, while another
+    /// of the account's resharing sessions is open or finished (and not expired), a backup or recovery
+    /// of the account is running from some device, and this one is refused; the check and the insert
+    /// share one transaction under the account's lock (`runningOperation(of:now:in:)`), so two
+    /// servers on one database cannot both admit one.
+    /// - Throws: `StorageRefusal.sessionIdTaken` for an id in use, `.operationInProgress`.
+    func openProtocolSession(
+        _ session: ProtocolSessionRecord, oneSessionPerAccount: Bool, now: Int64, started: [AuditEvent]
+    ) async throws {
+        try await transaction { transaction in
+            let running =
+                oneSessionPerAccount
+                ? try await Self.runningOperation(of: session.clientId, now: now, in: transaction) : nil
+            guard try await Self.insert(transaction, session) else { throw StorageRefusal.sessionIdTaken }
+            // After the insert, so an id in use is told as such; the refusal rolls the insert back.
+            if let running { throw running }
+            try await Self.appendAudit(started, in: transaction)
+        }
     }
 
-    /// Inserts a new session row.
-    static func insert(_ transaction: some SQLTransaction, _ session: ProtocolSessionRecord) async throws {
-        try await transaction.query(
+    /// Inserts a new session row; `false` when a session with its id exists already (the primary key
+    /// answers, so no statement of its own is spent on asking).
+    private static func insert(_ transaction: some SQLTransaction, _ session: ProtocolSessionRecord) async throws
+        -> Bool
+    {
+        try await !transaction.query(
             """
             INSERT INTO protocol_sessions (id, client_id, protocol, state, public_json, sealed_state, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id
             """,
             .text(session.id), .text(session.clientId), .text(session.kind.rawValue), .text(session.state.rawValue),
-            .text(session.publicJSON), .blob(session.sealedState), .integer(session.expiresAt))
+            .text(session.publicJSON), .blob(session.sealedState), .integer(session.expiresAt)
+        ).isEmpty
     }
 
     /// The session, unless missing, expired or of another protocol.
@@ -55,7 +90,7 @@ extension ServerStorage {
 
     /// open → done for a DKG session, storing the custodian's new signing share in the same transaction.
     /// - Returns: `false` when the session is no longer open (already finished, or raced).
-    /// - Throws: 409 when the client already has a signing set: a DKG never replaces a wallet.
+    /// - Throws: `StorageRefusal.walletExists` when the client already has a signing set.
     func completeDKG(id: String, share: SealedSigningShare, clientId: String, now: Int64, created: AuditEvent)
         async throws
         -> Bool
@@ -67,7 +102,7 @@ extension ServerStorage {
                 try await transaction.query("SELECT set_id FROM signing_shares WHERE client_id = ?", .text(clientId))
                     .isEmpty
             else {
-                throw APIError.conflict("this user already has a wallet; a DKG does not replace it")
+                throw StorageRefusal.walletExists
             }
             try await transaction.query(
                 "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)",
@@ -82,7 +117,7 @@ extension ServerStorage {
     /// open → done for a signing session: its nonce is consumed in the transaction that releases the
     /// signature share, and only if the custodian's signing set is still the one the session signs for.
     /// - Returns: `false` when the session is no longer open: the nonce was used (`nonceReused`).
-    /// - Throws: 409 when the custodian's signing set changed (a recovery) since the session opened.
+    /// - Throws: `StorageRefusal.signingSetChanged` after a recovery or a device removal since it opened.
     func completeSigning(id: String, clientId: String, setId: String, now: Int64, released: AuditEvent) async throws
         -> Bool
     {
@@ -90,7 +125,7 @@ extension ServerStorage {
             guard try await Self.advance(transaction, id: id, now: now) else { return false }
             // The primary set or an added device's (docs/devices.md); a removed device's set is gone.
             guard try await Self.currentSetIds(clientId: clientId, in: transaction).contains(setId) else {
-                throw APIError.conflict("the custodian's signing set changed since this signing session opened")
+                throw StorageRefusal.signingSetChanged
             }
             try await Self.appendAudit([released], in: transaction)
             return true

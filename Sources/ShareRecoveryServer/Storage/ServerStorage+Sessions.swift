@@ -1,36 +1,5 @@
-import HTTPTypes
 import ShareCrypto
 import ShareRecovery
-
-/// A resharing session (docs/formats.md §3, custodian side) as the custodian keeps it: a `protocol_sessions`
-/// row of protocol `resharing`, whose public JSON holds the purpose, method, plan, public dealings and
-/// expected set, and whose sealed state holds the session key and the custodian role's `Opened` state
-/// while open, its `Pending` state once finished, and nothing once confirmed.
-struct SessionRecord: Sendable {
-    /// `confirmed` rows keep no secrets; they stay until they expire so that a confirm retried after its
-    /// answer was lost answers as the first one did.
-    enum State: String, Sendable { case open, finished, confirmed }
-
-    let id: String
-    let clientId: String
-    /// `backup` or `recovery`.
-    let purpose: String
-    /// The §6 method name.
-    let method: String
-    let state: State
-    /// SessionWire JSON of the plan.
-    let planJSON: String
-    /// Public part of the custodian's dealings: `[{"dealerIndex", "commitments"}]`.
-    let dealingsJSON: String
-    /// The custodian's current signing set when the session opened ("" when none), for inspection; confirm checks
-    /// the copy in the role's `Pending` state.
-    let expectedSet: String
-    /// The session key and the role's `Opened` bytes, sealed (open sessions).
-    let sealedSecrets: [UInt8]
-    /// The role's `Pending` bytes after finish, sealed.
-    let sealedPending: [UInt8]?
-    let expiresAt: Int64
-}
 
 /// What deleting a resharing session did.
 enum SessionDeletion: Sendable, Equatable {
@@ -42,39 +11,6 @@ enum SessionDeletion: Sendable, Equatable {
 
 /// Resharing sessions of the custodian role (docs/formats.md §3), in the one session store.
 extension ServerStorage {
-    /// Stores a new session: the client's one resharing session. While another of the client's sessions
-    /// is open or finished (and not expired), a backup or recovery of the account is running from some
-    /// device, and this one is refused with 409 `operationInProgress`; the check and the insert share
-    /// one transaction under the account's lock (`runningOperation(of:now:in:)`), so two servers on
-    /// one database cannot both admit one. `started` is its audit row.
-    func createSession(_ session: SessionRecord, now: Int64, started: AuditEvent) async throws {
-        let binding = JSONValue.object([
-            ("purpose", .string(session.purpose)), ("method", .string(session.method)),
-            ("plan", .string(session.planJSON)), ("dealings", .string(session.dealingsJSON)),
-            ("expectedSet", .string(session.expectedSet)),
-        ])
-        let record = ProtocolSessionRecord(
-            id: session.id, clientId: session.clientId, kind: .resharing, state: .open,
-            publicJSON: JSONWriter.write(binding),
-            sealedState: session.sealedSecrets, expiresAt: session.expiresAt)
-        try await transaction { transaction in
-            let running = try await Self.runningOperation(of: session.clientId, now: now, in: transaction)
-            guard
-                try await transaction.query("SELECT id FROM protocol_sessions WHERE id = ?", .text(session.id)).isEmpty
-            else {
-                throw APIError.conflict("a session with this id exists already")
-            }
-            if let running { throw running }
-            try await Self.insert(transaction, record)
-            try await Self.appendAudit([started], in: transaction)
-        }
-    }
-
-    /// The session, unless missing or expired.
-    func session(id: String, now: Int64) async throws -> SessionRecord? {
-        try await protocolSession(id: id, kind: .resharing, now: now).map(Self.sessionRecord)
-    }
-
     /// open → finished, storing the pending shares; `false` when the session is no longer open.
     func finishSession(id: String, sealedPending: [UInt8]?, now: Int64) async throws -> Bool {
         try await transaction { transaction in
@@ -99,9 +35,9 @@ extension ServerStorage {
                     .text(id), .integer(now)
                 ).first
             else { return .notFound }
-            let session = try Self.sessionRecord(try Self.protocolSessionRecord(row))
-            if session.state == .confirmed { return .done }
-            guard session.state == .finished else { throw APIError.conflict("the session is not finished") }
+            let session = try Self.protocolSessionRecord(row)
+            if session.state == .done { return .done }
+            guard session.state == .finished else { throw StorageRefusal.sessionNotFinished }
             if let newShares {
                 try await transaction.lock("signing shares \(session.clientId)")
                 let current = try await transaction.query(
@@ -127,7 +63,7 @@ extension ServerStorage {
             guard
                 try await Self.advance(
                     transaction, id: id, from: .finished, to: .done, now: now, expiresAt: max(retainUntil, now))
-            else { throw APIError.conflict("the session changed while it was being confirmed") }
+            else { throw StorageRefusal.sessionChangedDuringConfirm }
             try await Self.appendAudit([completed], in: transaction)
             return .done
         }
@@ -147,28 +83,5 @@ extension ServerStorage {
             try await Self.appendAudit([aborted], in: transaction)
             return .deleted
         }
-    }
-
-    private static func sessionRecord(_ record: ProtocolSessionRecord) throws -> SessionRecord {
-        let binding = try StrictJSON.parse(Array(record.publicJSON.utf8))
-        func text(_ key: String) throws -> String {
-            guard case .string(let value)? = binding[key] else {
-                throw ShareRecoveryError(.storeCorrupted, "a resharing session's binding lacks \(key)")
-            }
-            return value
-        }
-        let state: SessionRecord.State =
-            switch record.state {
-            case .open: .open
-            case .finished: .finished
-            case .done: .confirmed
-            }
-        return SessionRecord(
-            id: record.id, clientId: record.clientId, purpose: try text("purpose"), method: try text("method"),
-            state: state,
-            planJSON: try text("plan"), dealingsJSON: try text("dealings"), expectedSet: try text("expectedSet"),
-            sealedSecrets: state == .open ? record.sealedState : [],
-            sealedPending: state == .finished && !record.sealedState.isEmpty ? record.sealedState : nil,
-            expiresAt: record.expiresAt)
     }
 }
