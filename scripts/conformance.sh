@@ -7,7 +7,7 @@
 # does: an OTP flow per token purpose (the code read from the server's OTP file) and the webhook
 # secret. Exits non-zero on any failure; prints the seed (SEED=<n> draws the same requests). Arguments are
 # passed to schemathesis run (e.g. --include-operation-id getRecoveryMethods); CONFORMANCE_GROUPS picks
-# groups (default: recover addOrUpdateRecovery deleteRecovery sign eject addDevice removeDevice stateful);
+# groups (default: one per token purpose of docs/openapi.yaml's TokenPurpose, in its order, then stateful);
 # CONFORMANCE_SERVER, a share-recovery binary to serve with instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,6 +89,12 @@ extra = {operation: [400] for operation in [
 extra["verifyRecoveryFlow"] = [410]
 document = yaml.safe_load(open(f"{root}/docs/openapi.yaml"))
 declared = {o["operationId"] for item in document["paths"].values() for o in item.values() if isinstance(o, dict) and "operationId" in o}
+# The groups are the token purposes: the document's TokenPurpose enum is their one list (the server's
+# TokenPurpose, checked against it by TokenPurposeListTests).
+purposes = document["components"]["schemas"]["TokenPurpose"]["enum"]
+if list(groups) != purposes:
+    sys.exit(f"conformance.sh: the groups {list(groups)} are not the token purposes {purposes} of docs/openapi.yaml")
+open(f"{work}/groups", "w").write("\n".join(purposes + ["stateful"]) + "\n")
 grouped = {operation for operations in groups.values() for operation in operations}
 if declared != grouped:
     sys.exit(f"conformance.sh: operations in no group: {sorted(declared - grouped)}; unknown: {sorted(grouped - declared)}")
@@ -167,7 +173,7 @@ stateful_shortfall() {
     echo "$shortfall"
 }
 
-for purpose in ${CONFORMANCE_GROUPS:-recover addOrUpdateRecovery deleteRecovery sign eject addDevice removeDevice stateful}; do
+for purpose in ${CONFORMANCE_GROUPS:-$(cat "$work/groups")}; do
     if [ "$purpose" != stateful ]; then
         echo "conformance.sh: the operations of a $purpose token" >&2
         run_group "$purpose" "$seed" "$@" || failed+=("$purpose")

@@ -8,14 +8,16 @@
 # FUZZ_JOBS=N runs N processes of the target side by side on one corpus, each with 1/N of the runs;
 # the executions reported are their sum (default 1).
 #
-# Targets: cipher-text share-record custodian-share slip39 protocol-messages server-requests.
+# Targets: the fuzzTargets list of Package.swift, without the fuzz- prefix (cipher-text, slip39, ...).
 # Prints, per target, executions, executions per second, crashes, corpus size and time, and
 # appends the same line to fuzz-out/results.tsv. Exits 1 when any target crashed; the crashing
 # input is in fuzz-out/artifacts/TARGET/ (reproduce: the binary with that file as its argument).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(cipher-text share-record custodian-share slip39 protocol-messages server-requests)
+# The one list of targets is Package.swift's fuzzTargets; each entry names its product "fuzz-NAME".
+mapfile -t all_targets < <(grep -oE '"fuzz-[a-z0-9-]+", "[A-Za-z0-9]+"' Package.swift | sed -E 's/^"fuzz-([a-z0-9-]+)".*/\1/')
+[ "${#all_targets[@]}" -gt 0 ] || { echo "fuzz.sh: no fuzz targets found in Package.swift" >&2; exit 1; }
 scratch=.build-fuzz
 out=fuzz-out
 

@@ -273,6 +273,10 @@ struct CLITests {
         // The PostgreSQL load runs where the test command started a server for the suite.
         if ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_POSTGRES_URL"] != nil {
             expected.append("server PostgreSQL")
+        } else {
+            Issue.record(
+                "PostgreSQL tests SKIPPED: the bench's server PostgreSQL group (SHARE_RECOVERY_TEST_POSTGRES_URL is not set)",
+                severity: .warning)
         }
         for group in expected {
             #expect(groups.contains(group), "missing \(group)")

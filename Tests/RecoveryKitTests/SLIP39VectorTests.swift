@@ -101,7 +101,7 @@ struct SLIP39VectorTests {
         #expect(count > 60)
     }
 
-    @Test("The embedded word list equals Vectors/slip39/wordlist.txt")
+    @Test("The embedded word list equals Tests/RecoveryKitTests/Vectors/slip39/wordlist.txt")
     func wordlist() throws {
         let file = try VectorFile.text("slip39/wordlist.txt").split(whereSeparator: \.isNewline).map(String.init)
         #expect(file.count == 1024)

@@ -15,7 +15,7 @@ struct AuditTrailTests {
 
     @Test(
         "a lifecycle appends exactly its events, each with its request id, and no row or listing holds any of its secrets",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func lifecycle(backend: TestBackend) async throws {
         try await TestWorld.with(backend, configure: Self.looseLimits) { world in
             let audit = AuditWatcher(world: world)
@@ -296,7 +296,7 @@ struct AuditTrailTests {
 
     @Test(
         "a change that rolls back leaves no success row; its failure is recorded after the rollback",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func rollback(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             // In storage: a transaction that appended and then failed left nothing.
@@ -417,7 +417,7 @@ struct AuditTrailTests {
     ]
 
     @Test(
-        "deleting, editing or reordering a row makes verification fail naming it", arguments: TestBackend.available,
+        "deleting, editing or reordering a row makes verification fail naming it", arguments: TestBackend.allCases,
         tamperings)
     func tampering(backend: TestBackend, tampering: Tampering) async throws {
         try await Self.withChain(backend, rows: 6) { storage, rows in
@@ -443,7 +443,7 @@ struct AuditTrailTests {
 
     @Test(
         "an append after the newest row was deleted links to the deleted row, so the gap shows",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func appendAfterDeletedHead(backend: TestBackend) async throws {
         try await Self.withChain(backend, rows: 4) { storage, rows in
             _ = try await storage.transaction { transaction in
@@ -461,7 +461,7 @@ struct AuditTrailTests {
 
     @Test(
         "the chain's head is seeded from the newest row when a database that has rows is migrated",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func headSeededFromNewestRow(backend: TestBackend) async throws {
         try await Self.withChain(backend, rows: 3) { storage, rows in
             // The database as a server before the head's migration left it: rows, no head.
@@ -487,7 +487,7 @@ struct AuditTrailTests {
 
     @Test(
         "an intact chain verifies, with or without its anchors; a rewritten one fails its anchor",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func anchors(backend: TestBackend) async throws {
         try await Self.withChain(backend, rows: 6) { storage, rows in
             let intact = try await AuditTrail.verify(storage)
@@ -552,7 +552,7 @@ struct AuditTrailTests {
 
     @Test(
         "concurrent appends on two servers keep one chain, on PostgreSQL in fewer commits than rows",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func concurrentAppends(backend: TestBackend) async throws {
         let (tasks, requests) = backend == .postgres ? (48, 8) : (12, 5)
         try await TestWorld.with(backend, servers: 2) { world in
@@ -590,7 +590,7 @@ struct AuditTrailTests {
     // MARK: The listing
 
     @Test(
-        "the listing: the webhook secret, one account, opaque cursors, bounded pages", arguments: TestBackend.available)
+        "the listing: the webhook secret, one account, opaque cursors, bounded pages", arguments: TestBackend.allCases)
     func listing(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             for (account, count) in [("a", 5), ("b", 3)] {

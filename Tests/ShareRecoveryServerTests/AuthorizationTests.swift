@@ -23,7 +23,7 @@ struct AuthorizationTests {
         var user = "victim"
     }
 
-    @Test("token routes refuse bad tokens and change nothing", arguments: TestBackend.available)
+    @Test("token routes refuse bad tokens and change nothing", arguments: TestBackend.allCases)
     func tokenRoutes(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             let authority = TokenAuthority(key: try DerivedKeys(masterKey: world.masterKey).token)
@@ -169,7 +169,7 @@ struct AuthorizationTests {
         return try await world.send(route.method, route.path, headers: headers, server: server)
     }
 
-    @Test("webhook routes refuse a missing or wrong secret and change nothing", arguments: TestBackend.available)
+    @Test("webhook routes refuse a missing or wrong secret and change nothing", arguments: TestBackend.allCases)
     func webhookRoutes(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let share = try Fixtures.custodianShares(custodianKey: Fixtures.anyKey)[0]

@@ -45,7 +45,7 @@ struct ConcurrencyTests {
         return Pools(shares: shares, cipherTexts: texts)
     }
 
-    @Test("concurrent clients × mixed requests on two servers sharing the database", arguments: TestBackend.available)
+    @Test("concurrent clients × mixed requests on two servers sharing the database", arguments: TestBackend.allCases)
     func mixedLoad(backend: TestBackend) async throws {
         let (clients, requestsPerClient) = backend == .postgres ? (64, Self.postgresRequestsPerClient) : (16, 50)
         let unlimited = ServerConfiguration.RateLimit(limit: 1_000_000, windowSeconds: 3600)

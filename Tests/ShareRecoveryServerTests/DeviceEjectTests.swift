@@ -13,7 +13,7 @@ import Testing
 struct DeviceEjectTests {
     @Test(
         "an added device ejects; the primary and the device are refused, no device joins, the devices' shares are deleted",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func ejectFromAnAddedDevice(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2, configure: DeviceTests.configure) { world in
             let user = "device-eject-\(backend)"

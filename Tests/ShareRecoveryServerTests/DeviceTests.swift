@@ -36,7 +36,7 @@ struct DeviceTests {
 
     @Test(
         "add a device, sign from each, remove one (its share is refused, the others sign under the same key), the limit, recover, sign and add again",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func lifecycle(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2, configure: Self.configure) { world in
             let user = "devices-\(backend)"
@@ -135,7 +135,7 @@ struct DeviceTests {
         }
     }
 
-    @Test("the HTTP client: add, join, sign, list, remove; refusals are typed", arguments: TestBackend.available)
+    @Test("the HTTP client: add, join, sign, list, remove; refusals are typed", arguments: TestBackend.allCases)
     func httpClient(backend: TestBackend) async throws {
         try await TestWorld.with(backend, configure: Self.configure) { world in
             let user = "devices-client-\(backend)"

@@ -16,7 +16,7 @@ import Testing
 struct EjectTests {
     @Test(
         "flow → token → eject → the key's public key, computed apart, is the wallet's → signing refused → audited",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func ejectEndToEnd(backend: TestBackend) async throws {
         let log = CapturedLog()
         var logger = Logger(label: "eject") { _ in CapturingLogHandler(sink: log) }
@@ -119,7 +119,7 @@ struct EjectTests {
 
     @Test(
         "eject needs a token of purpose eject, for the user: sign, recover, another user's are 403 and change nothing",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func wrongPurposeRefused(backend: TestBackend) async throws {
         try await TestWorld.with(backend, configure: WalletSessionTests.unlimitedFlows) { world in
             let user = "eject-purpose"
@@ -167,7 +167,7 @@ struct EjectTests {
 
     @Test(
         "a lost answer: the same Idempotency-Key replays the sealed share, once ejected",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func lostAnswerIsReplayed(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2, configure: WalletSessionTests.unlimitedFlows) { world in
             let user = "eject-replay"

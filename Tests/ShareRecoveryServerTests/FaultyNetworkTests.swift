@@ -107,7 +107,12 @@ struct FaultyNetworkTests {
     @Test(.timeLimit(.minutes(20)))
     func everyOperationCommitsOnce() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for backend in TestBackend.available {
+            for backend in TestBackend.allCases {
+                // One test for both backends: a missing database is a warning, not a cancel of the whole test.
+                if backend == .postgres, TestBackend.postgresURL == nil {
+                    Issue.record(TestBackend.postgresSkipped, severity: .warning)
+                    continue
+                }
                 group.addTask { try await Self.everyOperationCommitsOnce(backend: backend) }
             }
             try await group.waitForAll()

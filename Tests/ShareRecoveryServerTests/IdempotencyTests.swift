@@ -54,7 +54,7 @@ struct IdempotencyTests {
 
     @Test(
         "a repeated PUT with its single-use token spent gets the first answer; a new key does not",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func singleUseWriteReplays(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let path = "/users/idem-put/user-backup-share?backupMethod=PASSWORD"
@@ -78,7 +78,7 @@ struct IdempotencyTests {
 
     @Test(
         "a keyed /backup/fetch takes its key with its audit row: a repeat is replayed and served once",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func keyedFetchReplays(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let headers = world.webhookHeaders + [("Idempotency-Key", Self.key())]
@@ -95,7 +95,7 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a verify whose answer was lost returns the same token again, once per key", arguments: TestBackend.available)
+    @Test("a verify whose answer was lost returns the same token again, once per key", arguments: TestBackend.allCases)
     func verifyReplaysItsToken(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let flowId = try await world.createFlow(identifier: "idem-verify", purpose: "recover")
@@ -124,7 +124,7 @@ struct IdempotencyTests {
         }
     }
 
-    @Test("a key used again for another body is 422 and changes nothing", arguments: TestBackend.available)
+    @Test("a key used again for another body is 422 and changes nothing", arguments: TestBackend.allCases)
     func keyReuseIsRefused(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let path = "/users/idem-reuse/user-backup-share?backupMethod=PASSWORD"
@@ -155,7 +155,7 @@ struct IdempotencyTests {
 
     @Test(
         "a request that changed nothing frees its key: no row, and a repeat runs again",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func refusalsLeaveNoRow(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let path = "/users/idem-bad/user-backup-share?backupMethod=PASSWORD"
@@ -181,7 +181,7 @@ struct IdempotencyTests {
 
     @Test(
         "identical keyed requests at once apply once; the others get that answer or are told to retry",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func simultaneousRepeatsApplyOnce(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let path = "/users/idem-race/user-backup-share?backupMethod=PASSWORD"
@@ -203,7 +203,7 @@ struct IdempotencyTests {
 
     @Test(
         "a repeat that started before the first's change and ran after it answers as a repeat, not with its own refusal",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func lateRepeatsAnswerAsRepeats(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let (client, token, session) = try await Self.openBackup(world, clientId: "idem-finish")
@@ -228,7 +228,7 @@ struct IdempotencyTests {
 
     @Test(
         "a refusal's audit row does not take the key: a repeat runs again, and the change then takes it",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func refusalAuditsLeaveTheKeyFree(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let (client, token, session) = try await Self.openBackup(world, clientId: "idem-refused")
@@ -256,7 +256,7 @@ struct IdempotencyTests {
 
     @Test(
         "the first change takes the key; a repeat meanwhile is in progress, a competing change rolls back, a retired key is taken again",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func takingTheKey(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let storage = try world.inspector()

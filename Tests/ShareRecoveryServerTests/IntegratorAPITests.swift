@@ -8,7 +8,7 @@ import Testing
 /// The integrator backup API: cipherTexts per user and method, behind OTP tokens.
 @Suite("Integrator API")
 struct IntegratorAPITests {
-    @Test("store, list, fetch and delete a cipherText with single-use tokens", arguments: TestBackend.available)
+    @Test("store, list, fetch and delete a cipherText with single-use tokens", arguments: TestBackend.allCases)
     func cipherTextLifecycle(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let user = "user-\(Hex.encode(SystemRandom().bytes(count: 4)))@example.com"
@@ -54,7 +54,7 @@ struct IntegratorAPITests {
         }
     }
 
-    @Test("a PUT validates the cipherText and its method, leaving the token unspent", arguments: TestBackend.available)
+    @Test("a PUT validates the cipherText and its method, leaving the token unspent", arguments: TestBackend.allCases)
     func putValidatesCipherText(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let token = try await world.token(for: "validator", purpose: "addOrUpdateRecovery")
@@ -79,7 +79,7 @@ struct IntegratorAPITests {
         }
     }
 
-    @Test("GET /health and GET /custodian/key", arguments: TestBackend.available)
+    @Test("GET /health and GET /custodian/key", arguments: TestBackend.allCases)
     func healthAndKey(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             #expect(try await world.send(.GET, "/health").json == .object([("status", .string("ok"))]))

@@ -91,7 +91,7 @@ struct MalformedInputTests {
         ]
     }
 
-    @Test("malformed requests to every route answer 4xx with an error body", arguments: TestBackend.available)
+    @Test("malformed requests to every route answer 4xx with an error body", arguments: TestBackend.allCases)
     func malformedRequests(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let samples = try await samples(world)
@@ -141,7 +141,7 @@ struct MalformedInputTests {
         }
     }
 
-    @Test("paths, queries and ids that name nothing", arguments: TestBackend.available)
+    @Test("paths, queries and ids that name nothing", arguments: TestBackend.allCases)
     func pathsAndQueries(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let token = world.bearer(try await world.token(for: "q", purpose: "recover"))
@@ -174,7 +174,7 @@ struct MalformedInputTests {
     }
 
     @Test(
-        "a method no route of a known path takes is 405 methodNotAllowed with Allow", arguments: TestBackend.available)
+        "a method no route of a known path takes is 405 methodNotAllowed with Allow", arguments: TestBackend.allCases)
     func methodsNotAllowed(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let spec = OpenAPISpec.shared
@@ -221,7 +221,7 @@ struct MalformedInputTests {
         }
     }
 
-    @Test("session and registration inputs that parse but are wrong", arguments: TestBackend.available)
+    @Test("session and registration inputs that parse but are wrong", arguments: TestBackend.allCases)
     func semanticErrors(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let client = SessionClient(world: world, clientId: "sem")

@@ -19,7 +19,7 @@ struct OTPFlowTests {
         return String(repeating: "0", count: 6 - digits.count) + digits
     }
 
-    @Test("create and verify with the code read from the file sender", arguments: TestBackend.available)
+    @Test("create and verify with the code read from the file sender", arguments: TestBackend.allCases)
     func fileSenderFlow(backend: TestBackend) async throws {
         let directory = TestWorld.makeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -50,7 +50,7 @@ struct OTPFlowTests {
         }
     }
 
-    @Test("five wrong codes end the flow", arguments: TestBackend.available)
+    @Test("five wrong codes end the flow", arguments: TestBackend.allCases)
     func fiveWrongCodes(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             let flowId = try await world.createFlow(identifier: "bob", purpose: "addOrUpdateRecovery")
@@ -72,7 +72,7 @@ struct OTPFlowTests {
         }
     }
 
-    @Test("flows and tokens expire", arguments: TestBackend.available)
+    @Test("flows and tokens expire", arguments: TestBackend.allCases)
     func expiry(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let flowId = try await world.createFlow(identifier: "carol")
@@ -91,7 +91,7 @@ struct OTPFlowTests {
         }
     }
 
-    @Test("verification is rate limited per identifier and per address", arguments: TestBackend.available)
+    @Test("verification is rate limited per identifier and per address", arguments: TestBackend.allCases)
     func rateLimits(backend: TestBackend) async throws {
         let limits = ServerConfiguration.RateLimits(
             verifyPerIdentifier: .init(limit: 3, windowSeconds: 600),
@@ -144,7 +144,7 @@ struct OTPFlowTests {
         #expect(standard.scalingPerAddress(by: 0) == standard)
     }
 
-    @Test("flow creation is rate limited and validates its input", arguments: TestBackend.available)
+    @Test("flow creation is rate limited and validates its input", arguments: TestBackend.allCases)
     func creation(backend: TestBackend) async throws {
         let limits = ServerConfiguration.RateLimits(
             verifyPerIdentifier: .init(limit: 10, windowSeconds: 600),

@@ -25,7 +25,7 @@ struct OperationsTests {
 
     @Test(
         "/health is up; /ready is 200 only while the database answers and holds every migration",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func probes(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             #expect(try await world.send(.GET, "/health").json == .object([("status", .string("ok"))]))
@@ -59,7 +59,7 @@ struct OperationsTests {
         }
     }
 
-    @Test("/metrics is off (404) unless a metrics token is configured", arguments: TestBackend.available)
+    @Test("/metrics is off (404) unless a metrics token is configured", arguments: TestBackend.allCases)
     func metricsOffByDefault(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let off = try await world.send(.GET, "/metrics", headers: world.bearer("any token at all, 16+"))
@@ -69,7 +69,7 @@ struct OperationsTests {
 
     @Test(
         "/metrics counts requests by route template and status, sessions by outcome and reason, OTP attempts, and names no user",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func metricsCount(backend: TestBackend) async throws {
         let scrapeToken = Hex.encode(SystemRandom().bytes(count: 16))
         try await TestWorld.with(

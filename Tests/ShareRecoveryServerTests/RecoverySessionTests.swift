@@ -15,7 +15,7 @@ struct RecoverySessionTests {
     }
 
     static let cases: [(TestBackend, Shape)] =
-        TestBackend.available.map { ($0, Shape(curve: .secp256k1, parties: 2)) } + [
+        TestBackend.allCases.map { ($0, Shape(curve: .secp256k1, parties: 2)) } + [
             (.sqlite, Shape(curve: .ed25519, parties: 3))
         ]
 
@@ -135,7 +135,7 @@ struct RecoverySessionTests {
         }
     }
 
-    @Test("abort changes nothing; confirm needs finish; finish happens once", arguments: TestBackend.available)
+    @Test("abort changes nothing; confirm needs finish; finish happens once", arguments: TestBackend.allCases)
     func sessionStates(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let client = SessionClient(world: world, clientId: "states")
@@ -158,7 +158,7 @@ struct RecoverySessionTests {
 
     @Test(
         "a dishonest or misaddressed client dealing is refused and the session stays open",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func badDealings(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let client = SessionClient(world: world, clientId: "dealer")
@@ -200,7 +200,7 @@ struct RecoverySessionTests {
     /// The server answers the custodian role's codes, as `LocalCustodian` does (ResharingCustodianTests).
     @Test(
         "a backup of a backup share is the caller's mistake; a set the custodian does not hold is noMatchingShare",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func refusedBackups(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let client = SessionClient(world: world, clientId: "refused")
@@ -223,7 +223,7 @@ struct RecoverySessionTests {
 
     @Test(
         "a client may choose its session's id: echoed, refused when malformed or taken",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func chosenSessionIds(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let client = SessionClient(world: world, clientId: "chooser")
@@ -258,7 +258,7 @@ struct RecoverySessionTests {
 
     @Test(
         "one backup or recovery per account at a time, across servers: a second open is operationInProgress until the first ends",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func singleFlightPerAccount(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             let client = SessionClient(world: world, clientId: "racer")
@@ -304,7 +304,7 @@ struct RecoverySessionTests {
 
     @Test(
         "a method's cipherText and custodian shares cannot be deleted while a backup or recovery of the account runs",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func methodDeletionWaitsForTheAccountsSession(backend: TestBackend) async throws {
         // Seven tokens for one user: more flows than the standard limit allows in one window.
         try await TestWorld.with(backend, servers: 2, configure: WalletSessionTests.unlimitedFlows) { world in

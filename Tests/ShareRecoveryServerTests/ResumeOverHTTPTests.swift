@@ -41,7 +41,7 @@ struct ResumeOverHTTPTests {
 
     @Test(
         "cut off after staging (confirm landed or not): a fresh engine settles, the account is free, the wallet recovers again",
-        arguments: TestBackend.available, [true, false])
+        arguments: TestBackend.allCases, [true, false])
     func cutAfterStaging(backend: TestBackend, confirmLands: Bool) async throws {
         try await TestWorld.with(backend, configure: WalletSessionTests.unlimitedFlows) { world in
             let user = "resume-\(confirmLands)"
@@ -102,7 +102,7 @@ struct ResumeOverHTTPTests {
 
     @Test(
         "a confirmed session answers its settling DELETE with 409 long after its lifetime",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func confirmedSessionsStayAnswerable(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let client = SessionClient(world: world, clientId: "retained")

@@ -9,7 +9,7 @@ import Testing
 struct StatementTests {
     @Test(
         "a statement run many times, with NULL, integer, text and blob parameters in turn, answers as a fresh one would",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func repeatedStatements(backend: TestBackend) async throws {
         try await TestWorld.withStorage(backend) { storage in
             _ = try await storage.transaction {
@@ -45,7 +45,7 @@ struct StatementTests {
 
     @Test(
         "a statement that failed because its table did not exist yet answers once the table exists",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func failedStatementRecovers(backend: TestBackend) async throws {
         try await TestWorld.withStorage(backend) { storage in
             let select = "SELECT n FROM statement_later WHERE n = ?"
@@ -81,7 +81,7 @@ struct StatementTests {
 
     @Test(
         "every read sees the newest commit, whichever connection serves it; an SQLite read cannot write",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func readsSeeCommits(backend: TestBackend) async throws {
         try await TestWorld.withStorage(backend) { storage in
             _ = try await storage.transaction { try await $0.query(Self.create("statement_newest (n {int})", $0)) }

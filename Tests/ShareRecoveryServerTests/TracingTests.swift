@@ -33,7 +33,7 @@ extension SpanAttributes {
 
     @Test(
         "a traceparent's trace reaches the route's span, its storage spans, its webhook call and the webhook's own span",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func propagatesIntoWebhook(backend: TestBackend) async throws {
         let recorder = SpanRecorder()
         try await withTracer(recorder.tracer) {
@@ -139,7 +139,7 @@ extension SpanAttributes {
 
     @Test(
         "without a traceparent each request starts its own trace; probes are not traced",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func newTraces(backend: TestBackend) async throws {
         let recorder = SpanRecorder()
         try await withTracer(recorder.tracer) {
@@ -163,7 +163,7 @@ extension SpanAttributes {
 
     @Test(
         "a malformed traceparent or tracestate is ignored: the request is answered, a new trace starts",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func malformedIgnored(backend: TestBackend) async throws {
         let recorder = SpanRecorder()
         let traceID = Self.randomHex(16)
@@ -206,7 +206,7 @@ extension SpanAttributes {
 
     @Test(
         "no span attribute, name or error carries a token, a secret, a one-time code or an identifier",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func noSecretInSpans(backend: TestBackend) async throws {
         let recorder = SpanRecorder()
         try await withTracer(recorder.tracer) {

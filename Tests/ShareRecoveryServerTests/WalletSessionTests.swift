@@ -19,7 +19,7 @@ struct WalletSessionTests {
 
     static let modes: [(Curve, SigningMode)] = [(.secp256k1, .bip340), (.secp256k1, .rfc9591), (.ed25519, .rfc9591)]
 
-    @Test("a DKG-made wallet signs in every mode of its curve, through either server", arguments: TestBackend.available)
+    @Test("a DKG-made wallet signs in every mode of its curve, through either server", arguments: TestBackend.allCases)
     func createAndSign(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             for (curve, mode) in Self.modes {
@@ -43,7 +43,7 @@ struct WalletSessionTests {
 
     @Test(
         "child and Taproot keys: the custodian signs for the path and Taproot the session opened with; refusals are 400",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func tweakedSignatures(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             let token = try await world.token(for: "u-tweaks", purpose: "sign")
@@ -91,7 +91,7 @@ struct WalletSessionTests {
         }
     }
 
-    @Test("a signing session signs once: a replay and a race answer 409 nonceReused", arguments: TestBackend.available)
+    @Test("a signing session signs once: a replay and a race answer 409 nonceReused", arguments: TestBackend.allCases)
     func nonceIsConsumedOnce(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             let token = try await world.token(for: "replay", purpose: "sign")
@@ -126,7 +126,7 @@ struct WalletSessionTests {
         }
     }
 
-    @Test("DKG refusals: a bad proof, the wrong purpose or user, a second wallet", arguments: TestBackend.available)
+    @Test("DKG refusals: a bad proof, the wrong purpose or user, a second wallet", arguments: TestBackend.allCases)
     func dkgRefusals(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let token = try await world.token(for: "refuse", purpose: "sign")
@@ -160,7 +160,7 @@ struct WalletSessionTests {
 
     @Test(
         "after a recovery the wallet signs under the same key; the lost device's share is refused",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func recoveredWalletSigns(backend: TestBackend) async throws {
         // A token per engine call: more OTP flows than the standard per-identifier limit allows.
         try await TestWorld.with(backend, configure: Self.unlimitedFlows) { world in
@@ -206,7 +206,7 @@ struct WalletSessionTests {
 
     @Test(
         "concurrent clients sign through two servers on one database: every signature valid, no commitment used twice",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func concurrentSigning(backend: TestBackend) async throws {
         let (clients, signatures) = backend == .postgres ? (64, 4) : (16, 3)
         try await TestWorld.with(backend, servers: 2, configure: Self.unlimitedFlows) { world in

@@ -24,7 +24,7 @@ struct WebhookTests {
 
     @Test(
         "backup delivery is idempotent, a new set replaces the old one, fetch and delete",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func backupDeliveryAndFetch(backend: TestBackend) async throws {
         try await TestWorld.with(backend, servers: 2) { world in
             let key = Fixtures.anyKey
@@ -56,7 +56,7 @@ struct WebhookTests {
 
     @Test(
         "a share that does not parse as a docs/formats.md custodian backup share is refused",
-        arguments: TestBackend.available)
+        arguments: TestBackend.allCases)
     func malformedShares(backend: TestBackend) async throws {
         try await TestWorld.with(backend) { world in
             let share = try Fixtures.custodianShares(custodianKey: Fixtures.anyKey)[0]

@@ -1,4 +1,5 @@
-// Generated from Vectors/slip39/wordlist.txt (satoshilabs/slips, SLIP-0039 §Wordlist); do not edit by hand.
+// Generated from Tests/RecoveryKitTests/Vectors/slip39/wordlist.txt (satoshilabs/slips, SLIP-0039 §Wordlist);
+// do not edit by hand.
 // RecoveryKitTests checks it word for word against that file.
 
 /// The SLIP-39 English word list: 1024 words, sorted, each with a unique 4-letter prefix.

@@ -2,7 +2,7 @@
 //
 // Input: one mode byte (bit 0 clear: the binary envelope follows; set: its base64 text follows),
 // 32 bytes of secret, then the envelope. HKDF methods use the 32 bytes as key material; Argon2id
-// methods use them, up to the first zero byte, as the password text. scripts/fuzz-seeds.sh builds
+// methods use them, up to the first zero byte, as the password text. scripts/fuzz-seeds.py builds
 // seeds in this layout from Vectors/ciphertext.json.
 import FuzzSupport
 import ShareCrypto

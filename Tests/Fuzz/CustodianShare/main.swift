@@ -3,7 +3,7 @@
 // Input: one byte choosing a selection context (user backup share, backup method and custodian key
 // of a case in Vectors/selection.json), then the candidate JSON texts, one per line. Each
 // candidate is parsed on its own, then all of them go through CustodianShareSelector.
-// scripts/fuzz-seeds.sh writes each selection case's candidates as a seed in this layout.
+// scripts/fuzz-seeds.py writes each selection case's candidates as a seed in this layout.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,7 +1,7 @@
 // Fuzz target: SLIP-39 mnemonic decoding and combining (RecoveryKit).
 //
 // Input: UTF-8 text with one mnemonic per line, as `kit combine` reads it. Every decoded share is
-// re-encoded and decoded again; then the shares are combined. scripts/fuzz-seeds.sh builds seeds
+// re-encoded and decoded again; then the shares are combined. scripts/fuzz-seeds.py builds seeds
 // from the SLIP-39 reference vectors in Tests/RecoveryKitTests/Vectors/slip39/vectors.json.
 import FuzzSupport
 import RecoveryKit

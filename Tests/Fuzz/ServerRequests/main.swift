@@ -5,7 +5,7 @@
 // lines up to an empty line, then the body. Two placeholders reach past authentication:
 // `Bearer @<purpose>` becomes a real token for user `fuzz-user` (issued at start-up through the OTP
 // flow routes), and the webhook secret is the fixed text `fuzz-webhook-secret`.
-// scripts/fuzz-seeds.sh writes one seed per route with bodies taken from Vectors/.
+// scripts/fuzz-seeds.py writes one seed per route with bodies taken from Vectors/.
 //
 // Invariants: no request makes a handler throw past the error middleware or answer 5xx other than
 // 502 (upstream failure), and every error answer carries the documented body

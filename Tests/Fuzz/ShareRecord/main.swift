@@ -1,7 +1,7 @@
 // Fuzz target: share record parsing, binary and JSON (docs/formats.md §4).
 //
 // Input: one mode byte (bit 0 clear: a binary record follows; set: JSON text follows), then the
-// record. scripts/fuzz-seeds.sh builds seeds from Vectors/share-record.json.
+// record. scripts/fuzz-seeds.py builds seeds from Vectors/share-record.json.
 import FuzzSupport
 import ShareCrypto
 import ShareRecovery

@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 
-/// External vectors copied into this target's `Vectors/` (see `Vectors/frost/SOURCE.txt`).
+/// External vectors copied into this target's `Vectors/` (see `Tests/ShareRecoveryTests/Vectors/frost/SOURCE.txt`).
 enum ExternalVectors: BundledVectors {
     static var bundle: Bundle { .module }
 }
