@@ -439,7 +439,7 @@ struct Bench {
         }
     }
 
-    /// Adding a device to a 2-of-2 wallet (docs/devices.md): the custodian plans and deals, the
+    /// Adding a device to a 2-of-2 wallet (docs/devices.md): the custodian's role plans and deals, the
     /// approver checks its dealing and deals, the custodian and the new device receive; each sub-share
     /// sealed to its receiver and opened there, as on the wire.
     mutating func deviceAdd(_ curve: Curve) throws {
@@ -456,21 +456,24 @@ struct Bench {
         var m = try Timer.measureAgainstFloor(
             "wallet \(curve)", "device add (2-of-2 into a new 2-of-2)", iterations: n(300, 30),
             {
-                let plan = try DeviceEnrolment.plan(approvingSet: set[1], newSetId: SetID.random(using: random))
-                let custodian = try ResharingDealer.deal(share: set[1], plan: plan, using: random)
+                let custodian = try DeviceEnrolmentCustodian.open(
+                    approvingSet: set[1], newSetId: SetID.random(using: random), using: random)
+                let plan = custodian.plan
                 let (approver, newCommitments) = try DeviceEnrolment.approve(
-                    plan: plan, custodianCommitments: custodian.commitments, approverShare: set[0], using: random)
+                    plan: plan, custodianCommitments: custodian.dealing.commitments, approverShare: set[0],
+                    using: random)
                 let atCustodian = Dealing(
                     dealerIndex: 1, commitments: approver.commitments,
                     subShares: [2: try carried(approver.subShares[2], to: custodianKey)])
-                _ = try ResharingReceiver.receive(partyIndex: 2, plan: plan, dealings: [atCustodian, custodian])
+                _ = try custodian.finish(approverDealing: atCustodian)
+                let offered = custodian.offeredDealing
                 let atDevice = [
                     Dealing(
                         dealerIndex: 1, commitments: approver.commitments,
                         subShares: [1: try carried(approver.subShares[1], to: deviceKey)]),
                     Dealing(
-                        dealerIndex: 2, commitments: custodian.commitments,
-                        subShares: [1: try carried(custodian.subShares[1], to: deviceKey)]),
+                        dealerIndex: 2, commitments: offered.commitments,
+                        subShares: [1: try carried(offered.subShares[1], to: deviceKey)]),
                 ]
                 _ = try DeviceEnrolment.join(plan: plan, dealings: atDevice, newCommitments: newCommitments)
             }, floor: floorWork(count, curve: curve))

@@ -2,7 +2,8 @@ import ShareCrypto
 import ShareRecovery
 import Testing
 
-/// Protocol state at rest: what a server seals between the two requests of a DKG or signing session.
+/// Protocol state at rest: what a server seals between the two requests of a DKG, signing or
+/// device-enrolment session.
 @Suite("Protocol state at rest")
 struct ProtocolStateTests {
     @Test("a DKG round-2 state round-trips through its bytes and refuses damaged bytes", arguments: Curve.allCases)
@@ -58,5 +59,55 @@ struct ProtocolStateTests {
         #expect(throws: ShareCryptoError.self) {
             _ = try FrostSigningNonce(serializedSecret: SecureBytes(zeros: 63), curve: curve)
         }
+    }
+
+    @Test(
+        "a device enrolment's custodian state round-trips through its bytes and refuses damaged bytes",
+        arguments: Curve.allCases)
+    func deviceEnrolmentStateRoundTripsAndRefusesDamage(curve: Curve) throws {
+        let set = try DistributedKeyGeneration.run(
+            parameters: DKGParameters(curve: curve, walletId: "w", threshold: 2, parties: 2))
+        let opened = try DeviceEnrolmentCustodian.open(approvingSet: set[1], newSetId: SetID.random())
+        let bytes = opened.serialized()
+        let restored = try DeviceEnrolmentCustodian.Opened(serialized: bytes)
+        #expect(restored.serialized() == bytes)
+        #expect(
+            restored.plan.newSetId == opened.plan.newSetId && restored.dealing.commitments == opened.dealing.commitments
+        )
+        // The restored state finishes as the original: the same custodian share from the same dealing.
+        let (approver, _) = try DeviceEnrolment.approve(
+            plan: opened.plan, custodianCommitments: opened.dealing.commitments, approverShare: set[0])
+        let forCustodian = Dealing(
+            dealerIndex: 1, commitments: approver.commitments, subShares: [2: try #require(approver.subShares[2])])
+        #expect(
+            try restored.finish(approverDealing: forCustodian) == (try opened.finish(approverDealing: forCustodian)))
+
+        let plain = bytes.revealedBytes()
+        for cut in [0, 3, 5, 7, 40, plain.count - 33, plain.count - 1] {
+            let error = #expect(throws: ShareRecoveryError.self) {
+                _ = try DeviceEnrolmentCustodian.Opened(serialized: SecureBytes(copying: Array(plain.prefix(cut))))
+            }
+            #expect(error?.code == .malformedRecord, "cut at \(cut)")
+        }
+        for (index, value) in [(0, UInt8(0x58)), (4, 2)] {
+            var damaged = plain
+            damaged[index] = value
+            let error = #expect(throws: ShareRecoveryError.self) {
+                _ = try DeviceEnrolmentCustodian.Opened(serialized: SecureBytes(copying: damaged))
+            }
+            #expect(error?.code == .malformedRecord, "byte \(index)")
+        }
+        var error = #expect(throws: ShareRecoveryError.self) {
+            _ = try DeviceEnrolmentCustodian.Opened(serialized: SecureBytes(copying: plain + [0]))
+        }
+        #expect(error?.code == .malformedRecord)
+        // Another dealer index: the bytes decode, the state does not fit the plan.
+        let planCount = Int(plain[5]) << 8 | Int(plain[6])
+        var otherDealer = plain
+        otherDealer[7 + planCount] = 1
+        error = #expect(throws: ShareRecoveryError.self) {
+            _ = try DeviceEnrolmentCustodian.Opened(serialized: SecureBytes(copying: otherDealer))
+        }
+        #expect(error?.code == .invalidParameters)
     }
 }

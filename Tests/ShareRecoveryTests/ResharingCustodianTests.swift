@@ -165,8 +165,8 @@ struct ResharingCustodianTests {
     }
 
     /// The in-process keeper advances each session once: a replayed finish finds no open session, a
-    /// replayed confirm changes nothing, and a second recovery planned on the same set loses.
-    @Test("LocalCustodian: a replayed finish or confirm, and two recoveries of one set")
+    /// replayed confirm changes nothing, and a recovery makes its set current once.
+    @Test("LocalCustodian: a replayed finish or confirm")
     func replays() async throws {
         let signing = try signingSet()
         let integrator = InMemoryIntegrator()
@@ -187,29 +187,58 @@ struct ResharingCustodianTests {
 
         let userBackup = try ResharingReceiver.receive(
             partyIndex: 1, plan: backup.plan, dealings: backup.custodianDealings + [backupDealing])
-        var recoveries: [(offer: ResharingSessionOffer, share: ShareRecord)] = []
-        for _ in 0..<2 {
-            let offer = try await custodian.openSession(
-                ResharingSessionRequest(clientId: "c", purpose: .recovery(.password), clientShare: userBackup))
-            let dealing = try ResharingDealer.deal(share: userBackup, plan: offer.plan)
-            _ = try await custodian.finishSession(id: offer.sessionId, clientDealing: dealing)
-            recoveries.append(
-                (
-                    offer,
-                    try ResharingReceiver.receive(
-                        partyIndex: 1, plan: offer.plan, dealings: offer.custodianDealings + [dealing])
-                ))
-        }
-        #expect(recoveries[0].offer.plan.newSetId != recoveries[1].offer.plan.newSetId)
-        try await custodian.confirmSession(id: recoveries[0].offer.sessionId)
+        let offer = try await custodian.openSession(
+            ResharingSessionRequest(clientId: "c", purpose: .recovery(.password), clientShare: userBackup))
+        let dealing = try ResharingDealer.deal(share: userBackup, plan: offer.plan)
+        _ = try await custodian.finishSession(id: offer.sessionId, clientDealing: dealing)
+        let recovered = try ResharingReceiver.receive(
+            partyIndex: 1, plan: offer.plan, dealings: offer.custodianDealings + [dealing])
+        try await custodian.confirmSession(id: offer.sessionId)
         let current = await custodian.currentSigningShares(clientId: "c")
-        #expect(current.map(\.setId) == [recoveries[0].share.setId] && current[0].generation == 1)
-        error = await #expect(throws: ShareRecoveryError.self) {
-            try await custodian.confirmSession(id: recoveries[1].offer.sessionId)
-        }
-        #expect(error?.code == .conflict)
-        try await custodian.confirmSession(id: recoveries[0].offer.sessionId)
+        #expect(current.map(\.setId) == [recovered.setId] && current[0].generation == 1)
+        try await custodian.confirmSession(id: offer.sessionId)
         #expect(await custodian.currentSigningShares(clientId: "c") == current)
+        error = await #expect(throws: ShareRecoveryError.self) {
+            try await custodian.confirmSession(id: "unknown")
+        }
+        #expect(error?.code == .notFound)
+    }
+
+    /// The role's one-session-per-account rule, kept by the in-process keeper as by the reference
+    /// server (RecoverySessionTests): a second open is `operationInProgress` while the first session
+    /// is open or finished, for that client only, and admitted once it is confirmed, aborted or settled.
+    @Test("LocalCustodian: one backup or recovery per client at a time")
+    func oneAtATime() async throws {
+        let signing = try signingSet()
+        let otherSet = try signingSet()
+        let custodian = LocalCustodian(key: key, shareSource: InMemoryIntegrator())
+        await custodian.register(signingShares: [signing[1]], clientId: "c")
+        await custodian.register(signingShares: [otherSet[1]], clientId: "d")
+        let request = ResharingSessionRequest(clientId: "c", purpose: .backup(.password), clientShare: signing[0])
+        func expectRefused(_ when: Comment) async {
+            let error = await #expect(throws: ShareRecoveryError.self, when) {
+                _ = try await custodian.openSession(request)
+            }
+            #expect(error?.code == .operationInProgress, when)
+        }
+
+        let first = try await custodian.openSession(request)
+        await expectRefused("while the first session is open")
+        // Another client's account is not held.
+        let other = try await custodian.openSession(
+            ResharingSessionRequest(clientId: "d", purpose: .backup(.password), clientShare: otherSet[0]))
+        _ = try await custodian.finishSession(
+            id: first.sessionId, clientDealing: try ResharingDealer.deal(share: signing[0], plan: first.plan))
+        await expectRefused("while the first session is finished and not confirmed")
+        try await custodian.confirmSession(id: first.sessionId)
+
+        let second = try await custodian.openSession(request)
+        await custodian.abortSession(id: second.sessionId)
+        let third = try await custodian.openSession(request)
+        #expect(
+            await custodian.settleSession(PendingSession(sessionId: third.sessionId, purpose: .backup)) == .abandoned)
+        _ = try await custodian.openSession(request)
+        await custodian.abortSession(id: other.sessionId)
     }
 
     /// The codes the in-process custodian answers are the role's, as the reference server's are

@@ -3,12 +3,20 @@ public import ShareCrypto
 /// The custodian in process: keeps the states of the one custodian role (``ResharingCustodian``) in
 /// memory, with the custodian's signing shares and X25519 key, and fetches backup shares through a
 /// ``CustodianShareSource``. For tests, demos and offline kits; the reference server seals the same
-/// role's states into its database.
+/// role's states into its database. Like the server, it opens one session per client at a time
+/// (``ResharingCustodian/refuseWhileRunning(secondsLeft:)``); its sessions do not expire, they end by
+/// confirm, abort or settle.
 public actor LocalCustodian: Custodian {
     /// A session's state in the one custodian role, and who it is for.
     private enum Session {
         case opened(ResharingCustodian.Opened, clientId: String)
         case pending(ResharingCustodian.Pending, clientId: String)
+
+        var clientId: String {
+            switch self {
+            case .opened(_, let clientId), .pending(_, let clientId): clientId
+            }
+        }
     }
 
     private let key: SealingKeyPair
@@ -51,6 +59,9 @@ public actor LocalCustodian: Custodian {
         guard sessions[sessionId] == nil, !confirmed.contains(sessionId) else {
             throw ShareRecoveryError(.conflict, "a session with this id exists already")
         }
+        // Checked after the fetch above: the actor may have run another open meanwhile.
+        try ResharingCustodian.refuseWhileRunning(
+            secondsLeft: sessions.values.filter { $0.clientId == request.clientId }.map { _ in nil })
         sessions[sessionId] = .opened(opened, clientId: request.clientId)
         return ResharingSessionOffer(sessionId: sessionId, plan: opened.plan, custodianDealings: opened.offeredDealings)
     }

@@ -4,8 +4,9 @@ import ShareRecovery
 
 /// The custodian's side of adding a device to a wallet (docs/devices.md): one resharing of an
 /// approving device's 2-of-2 set {device, custodian} into a new 2-of-2 set {new device, custodian}
-/// (the engine's ``DeviceEnrolment``), and the removal of a device's set. The custodian's dealing
-/// coefficient and a session key stay sealed in `protocol_sessions` between the approver's two calls.
+/// (the engine's ``DeviceEnrolment``, whose custodian role is ``DeviceEnrolmentCustodian``), and the
+/// removal of a device's set. The role's opened state and a session key stay sealed in
+/// `protocol_sessions` between the approver's two calls.
 struct DeviceSessions: ProtocolSessionKeeping {
     static let sessionKinds: Set<ProtocolSessionRecord.Kind> = [.deviceAdd]
 
@@ -33,20 +34,23 @@ struct DeviceSessions: ProtocolSessionKeeping {
             }
             var newSetId = SetID.random()
             while newSetId == approving.setId { newSetId = SetID.random() }
-            let coefficient = Scalar.random(on: approving.curve)
             let sessionKey = SealingKeyPair()
-            let (plan, offered) = try checkingClientInput { () throws -> (ResharingPlan, JSONValue) in
-                let plan = try DeviceEnrolment.plan(approvingSet: approving, newSetId: newSetId)
-                let dealing = try ResharingDealer.deal(share: approving, plan: plan, higherCoefficients: [coefficient])
-                return (plan, try SessionWire.encode(dealing, sealingTo: [DeviceEnrolment.deviceIndex: deviceKey]))
+            let (opened, offered) = try checkingClientInput {
+                () throws -> (DeviceEnrolmentCustodian.Opened, JSONValue) in
+                let opened = try DeviceEnrolmentCustodian.open(approvingSet: approving, newSetId: newSetId)
+                return (
+                    opened,
+                    try SessionWire.encode(opened.offeredDealing, sealingTo: [DeviceEnrolment.deviceIndex: deviceKey])
+                )
             }
+            let plan = opened.plan
             return SessionOpening(
                 binding: .object([
                     ("walletId", .string(walletId)), ("setId", .string(approvingSetId)),
                     ("deviceId", .string(deviceId)),
                     ("plan", SessionWire.encode(plan)), ("custodianDealing", offered),
                 ]),
-                secret: SecureBytes.concatenating([sessionKey.secretKey, coefficient.rawRepresentation]),
+                secret: SecureBytes.concatenating([sessionKey.secretKey, opened.serialized()]),
                 answer: [
                     ("plan", SessionWire.encode(plan)), ("custodianDealing", offered),
                     ("custodianKey", .string(Hex.encode(sessionKey.publicKey))),
@@ -74,29 +78,21 @@ struct DeviceSessions: ProtocolSessionKeeping {
             case .string(let approvingSetId) = try SessionWire.member(bound, "setId"),
             case .string(let deviceId) = try SessionWire.member(bound, "deviceId")
         else { throw ShareRecoveryError(.storeCorrupted, "a device-add session's binding is unreadable") }
-        let plan = try SessionWire.decodePlan(try SessionWire.member(bound, "plan"))
         let offered = try SessionWire.member(bound, "custodianDealing")
-        let approving = try await approvingShare(clientId: session.clientId, walletId: walletId, setId: approvingSetId)
+        // The approving set must still sign for the wallet (a device removed meanwhile approves nothing).
+        _ = try await approvingShare(clientId: session.clientId, walletId: walletId, setId: approvingSetId)
         let secrets = try state.sealer.open(
             session.sealedState, table: "protocol_sessions", row: [session.id, session.kind.sealedStateLabel])
-        guard secrets.count == 64 else {
+        guard secrets.count > 32 else {
             throw ShareRecoveryError(.storeCorrupted, "a device-add session's secrets are truncated")
         }
         let sessionKey = try SealingKeyPair(secretKey: try secrets.slice(0..<32))
-        let coefficient = try Scalar(secure: try secrets.slice(32..<64), curve: plan.oldSet.curve)
+        let opened = try DeviceEnrolmentCustodian.Opened(serialized: try secrets.slice(32..<secrets.count))
+        let plan = opened.plan
         let custodianShare = try checkingClientInput { () throws -> ShareRecord in
-            let received = try SessionWire.decodeDealing(
-                approverDealing, curve: plan.oldSet.curve, openingWith: sessionKey)
-            guard received.dealerIndex == DeviceEnrolment.deviceIndex,
-                Set(received.subShares.keys) == [DeviceEnrolment.custodianIndex]
-            else {
-                throw ShareRecoveryError(
-                    .dealerCheckFailed,
-                    "the approver's dealing must be dealer 1's, with exactly its sub-share for party 2")
-            }
-            let own = try ResharingDealer.deal(share: approving, plan: plan, higherCoefficients: [coefficient])
-            return try ResharingReceiver.receive(
-                partyIndex: DeviceEnrolment.custodianIndex, plan: plan, dealings: [received, own])
+            try opened.finish(
+                approverDealing: try SessionWire.decodeDealing(
+                    approverDealing, curve: plan.oldSet.curve, openingWith: sessionKey))
         }
         guard let sealedForDevice = Base64.decode(deviceSubShare), sealedForDevice.count == 32 + 16 + 32 else {
             throw APIError.badRequest("deviceSubShare must be canonical base64 of one sealed scalar")

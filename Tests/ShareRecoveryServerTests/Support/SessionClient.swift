@@ -5,7 +5,8 @@ import Testing
 
 @testable import ShareRecoveryServer
 
-/// The client side of a resharing session, done with ShareRecovery types and SessionWire directly.
+/// The client side of a resharing session over HTTP: the engine's ``ResharingClient`` with every
+/// check it makes, and SessionWire for the wire.
 struct SessionClient {
     let world: TestWorld
     let clientId: String
@@ -14,6 +15,7 @@ struct SessionClient {
         let sessionId: String
         let plan: ResharingPlan
         let custodianKey: [UInt8]
+        /// The client's dealing as the custodian receives it (sub-shares for the custodian's parties).
         let ownDealing: Dealing
         let newShare: ShareRecord
     }
@@ -69,12 +71,13 @@ struct SessionClient {
         let custodianDealings = try offered.map {
             try SessionWire.decodeDealing($0, curve: ownShare.curve, openingWith: Self.clientKey)
         }
-        #expect(plan.oldSet.isSameSet(as: ownShare.publicDescription))
-        let ownDealing = try ResharingDealer.deal(share: ownShare, plan: plan)
-        let newShare = try ResharingReceiver.receive(
-            partyIndex: ownShare.partyIndex, plan: plan, dealings: custodianDealings + [ownDealing])
+        // A backup starts from the signing share, a recovery from the user backup share.
+        let dealt = try ResharingClient.accept(
+            offer: ResharingSessionOffer(sessionId: sessionId, plan: plan, custodianDealings: custodianDealings),
+            ownShare: ownShare, newKind: ownShare.kind == .signing ? .backup : .signing)
         return Opened(
-            sessionId: sessionId, plan: plan, custodianKey: custodianKey, ownDealing: ownDealing, newShare: newShare)
+            sessionId: sessionId, plan: plan, custodianKey: custodianKey, ownDealing: dealt.outgoingDealing,
+            newShare: dealt.newShare)
     }
 
     /// Our dealing for the server: the custodian's parties' sub-shares, sealed to the session key.

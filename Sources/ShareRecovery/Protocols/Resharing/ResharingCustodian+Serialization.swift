@@ -61,20 +61,14 @@ extension ResharingCustodian {
 extension ResharingCustodian.Opened {
     /// The state's bytes, in a wiped buffer.
     public func serialized() -> SecureBytes {
-        let planBytes = Array(JSONWriter.write(SessionWire.encode(plan)).utf8)
         var parts = [
             SecureBytes(
                 copying: ResharingCustodian.header(.opened, purpose: purpose, expectedSet: expectedSet)
-                    + [UInt8(planBytes.count >> 8), UInt8(planBytes.count & 0xFF)] + planBytes + [UInt8(dealings.count)]
-            )
+                    + StateReader.planBytes(plan) + [UInt8(dealings.count)])
         ]
         for dealing in dealings {
-            parts.append(
-                SecureBytes(copying: [UInt8(dealing.dealerIndex)] + dealing.commitments.flatMap(\.rawRepresentation)))
             // `init` guarantees a sub-share for every custodian party.
-            for party in ResharingCustodian.ownParties(plan) {
-                parts.append(dealing.subShares[party]!.rawRepresentation)
-            }
+            parts.append(StateReader.dealingBytes(dealing, subSharesOf: ResharingCustodian.ownParties(plan)))
         }
         return SecureBytes.concatenating(parts)
     }
@@ -84,36 +78,12 @@ extension ResharingCustodian.Opened {
     ///   version; the plan's, points' and scalars' codes for values that do not decode;
     ///   `invalidParameters` when the dealings do not fit the plan.
     public init(serialized bytes: SecureBytes) throws(ShareRecoveryError) {
-        var reader = StateReader(bytes)
+        var reader = StateReader(bytes, name: "resharing")
         let (purpose, expectedSet) = try ResharingCustodian.readHeader(.opened, from: &reader)
-        let planBytes = try reader.read(try reader.uint16())
-        let plan: ResharingPlan
-        do {
-            plan = try SessionWire.decodePlan(try StrictJSON.parse(planBytes))
-        } catch let error as ShareRecoveryError {
-            throw error
-        } catch {
-            throw ShareRecoveryError(.malformedRecord, "the resharing state's plan is not JSON")
-        }
-        // One byte form per state: the plan's JSON is the form `serialized()` writes.
-        guard Array(JSONWriter.write(SessionWire.encode(plan)).utf8) == planBytes else {
-            throw ShareRecoveryError(.malformedRecord, "the resharing state's plan is not in its written form")
-        }
-        let curve = plan.oldSet.curve
-        let ownParties = ResharingCustodian.ownParties(plan)
+        let plan = try reader.plan()
         var dealings: [Dealing] = []
         for _ in 0..<(try reader.byte()) {
-            let dealerIndex = Int(try reader.byte())
-            let commitments = try (0..<plan.newThreshold).map { (_) throws(ShareRecoveryError) in
-                let encoded = try reader.read(curve.pointCount)
-                return try mappingCryptoErrors { try Point(rawRepresentation: encoded, curve: curve) }
-            }
-            var subShares: [Int: Scalar] = [:]
-            for party in ownParties {
-                let secret = try reader.secret(Curve.scalarCount)
-                subShares[party] = try mappingCryptoErrors { try Scalar(secure: secret, curve: curve) }
-            }
-            dealings.append(Dealing(dealerIndex: dealerIndex, commitments: commitments, subShares: subShares))
+            dealings.append(try reader.dealing(plan: plan, subSharesOf: ResharingCustodian.ownParties(plan)))
         }
         try reader.checkAtEnd()
         try self.init(purpose: purpose, plan: plan, dealings: dealings, expectedSet: expectedSet)
@@ -143,7 +113,7 @@ extension ResharingCustodian.Pending {
     ///   version, or a share count that does not fit the purpose; the record codes of
     ///   ``ShareRecord/init(binary:)``.
     public init(serialized bytes: SecureBytes) throws(ShareRecoveryError) {
-        var reader = StateReader(bytes)
+        var reader = StateReader(bytes, name: "resharing")
         let (purpose, expectedSet) = try ResharingCustodian.readHeader(.pending, from: &reader)
         var shares: [ShareRecord] = []
         for _ in 0..<(try reader.byte()) {
@@ -156,37 +126,5 @@ extension ResharingCustodian.Pending {
                 .malformedRecord, "a pending recovery keeps its new signing set, a pending backup none")
         }
         self.init(purpose: purpose, signingSetToKeep: isRecovery ? shares : nil, expectedSet: expectedSet)
-    }
-}
-
-/// Reads a state's bytes front to back: public parts as plain bytes, secret parts only as slices of
-/// the wiped buffer.
-private struct StateReader {
-    let bytes: SecureBytes
-    var offset = 0
-
-    init(_ bytes: SecureBytes) { self.bytes = bytes }
-
-    mutating func secret(_ count: Int) throws(ShareRecoveryError) -> SecureBytes {
-        guard offset + count <= bytes.count else {
-            throw ShareRecoveryError(.malformedRecord, "the resharing state is truncated")
-        }
-        defer { offset += count }
-        return try mappingCryptoErrors { try bytes.slice(offset..<offset + count) }
-    }
-
-    mutating func read(_ count: Int) throws(ShareRecoveryError) -> [UInt8] { try secret(count).revealedBytes() }
-
-    mutating func byte() throws(ShareRecoveryError) -> UInt8 { try read(1)[0] }
-
-    mutating func uint16() throws(ShareRecoveryError) -> Int {
-        let pair = try read(2)
-        return Int(pair[0]) << 8 | Int(pair[1])
-    }
-
-    func checkAtEnd() throws(ShareRecoveryError) {
-        guard offset == bytes.count else {
-            throw ShareRecoveryError(.malformedRecord, "the resharing state has trailing bytes")
-        }
     }
 }
