@@ -376,9 +376,14 @@ package final class ECDSASigningSession {
                     throw fail("R does not open its round-1 commitment")
                 }
                 let state = bob[peer]!
-                let (du, dv) = try RandomVectorOLE.bobFinish(
-                    state: state, session: Self.directionSession(sid, bob: input.own.index, alice: peer), reply: reply,
-                    peer: peer)
+                let (du, dv): (Scalar, Scalar)
+                do {
+                    (du, dv) = try RandomVectorOLE.bobFinish(
+                        state: state, session: Self.directionSession(sid, bob: input.own.index, alice: peer),
+                        reply: reply, peer: peer)
+                } catch let error as ShareCryptoError where error.code == .invalidEncoding {
+                    throw fail(error.reason)
+                }
                 // DKLs23 round-3 check, as corrected: χ·R_j − d^u·G = Γ^u_j and χ·pk_j − d^v·G = Γ^v_j.
                 guard
                     Point.sumAllowingIdentity([

@@ -6,7 +6,7 @@ public import ShareCrypto
 ///
 /// A failed check throws ``ShareRecoveryError/Code/ecdsaCheckFailed`` naming the party where the
 /// protocol can tell, and discards the ``PairSetup`` with that party (with every party otherwise).
-public final class ECDSASigningParty: @unchecked Sendable {
+public final class ECDSASigningParty {
     private let session: ECDSASigningSession
     /// The key the signature verifies under: the wallet key, or its child on the path.
     public let signingKey: Point

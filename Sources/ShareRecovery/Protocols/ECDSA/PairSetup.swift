@@ -44,7 +44,7 @@ public final class PairSetup: Sendable, CustomStringConvertible {
 
 /// One party's side of an ECDSA pair setup: two rounds of one message each way, then a ``PairSetup``.
 /// The setup depends on the pair and their share sets only, never on the key.
-public final class PairSetupParty: @unchecked Sendable {
+public final class PairSetupParty {
     private let party: ECDSAPairSetupParty
 
     /// Starts the setup with `peer`.
