@@ -19,7 +19,7 @@ public enum Keccak256 {
     public static func hash(_ data: some ContiguousBytes) -> [UInt8] { sponge(data, domainSuffix: 0x01) }
 
     /// FIPS 202 SHA3-256: the same sponge with the `0x06` suffix. Only the tests use it, to check the
-    /// permutation against NIST's long-message vectors, which Keccak-256 itself lacks.
+    /// permutation over several blocks against NIST's SHA3-256 examples, which Keccak-256 itself lacks.
     package static func sha3_256(_ data: some ContiguousBytes) -> [UInt8] { sponge(data, domainSuffix: 0x06) }
 
     private static func sponge(_ data: some ContiguousBytes, domainSuffix: UInt8) -> [UInt8] {
