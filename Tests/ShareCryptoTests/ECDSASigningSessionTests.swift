@@ -108,6 +108,16 @@ struct ECDSASigningSessionTests {
         #expect(!first.isValid(digest: Self.digest, publicKey: wallet.publicKey))
     }
 
+    @Test("three signers of a 3-of-4 set: zero-shares of three pairs cancel and the signature verifies")
+    func threeSigners() throws {
+        let wallet = try Self.wallet(threshold: 3, parties: 4, seed: 6)
+        let signers = [1, 2, 4]
+        let signature = try Self.sign(
+            wallet, signers: signers, setups: try Self.setups(wallet, parties: signers, seed: 6), digest: Self.digest)
+        #expect(signature.isValid(digest: Self.digest, publicKey: wallet.publicKey))
+        #expect(try signature.recoverPublicKey(digest: Self.digest) == wallet.publicKey)
+    }
+
     @Test("a round runs once, and a discarded setup refuses the next session")
     func oneUseAndDiscard() throws {
         let wallet = try Self.wallet(threshold: 2, parties: 2, seed: 4)
