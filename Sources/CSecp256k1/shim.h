@@ -2,5 +2,6 @@
 #define CSECP256K1_SHIM_H
 #include <secp256k1.h>
 #include <secp256k1_extrakeys.h>
+#include <secp256k1_recovery.h>
 #include <secp256k1_schnorrsig.h>
 #endif

@@ -2,7 +2,7 @@ import CSecp256k1
 
 /// One randomized libsecp256k1 context for the process. Its functions take it as `const`,
 /// so sharing it across threads is safe once randomisation is done.
-private final class Secp256k1Context: @unchecked Sendable {
+final class Secp256k1Context: @unchecked Sendable {
     let pointer: OpaquePointer
 
     static let shared = Secp256k1Context()
@@ -21,7 +21,7 @@ private final class Secp256k1Context: @unchecked Sendable {
 private let compressedFlag: UInt32 = (1 << 1) | (1 << 8)
 
 extension Point {
-    private static var context: OpaquePointer { Secp256k1Context.shared.pointer }
+    static var context: OpaquePointer { Secp256k1Context.shared.pointer }
 
     static func parseSecp256k1(_ bytes: [UInt8]) throws -> Point {
         // Only compressed encodings: uncompressed (0x04) and hybrid (0x06/0x07) are rejected by length or prefix.
@@ -86,7 +86,7 @@ extension Point {
         }
     }
 
-    private static func key(of point: Point) -> secp256k1_pubkey {
+    static func key(of point: Point) -> secp256k1_pubkey {
         var key = secp256k1_pubkey()
         withUnsafeMutableBytes(of: &key) { $0.copyBytes(from: point.parsed) }
         return key
@@ -96,7 +96,7 @@ extension Point {
         withUnsafeBytes(of: key) { Array($0) }
     }
 
-    private static func wrap(_ key: secp256k1_pubkey) -> Point {
+    static func wrap(_ key: secp256k1_pubkey) -> Point {
         var key = key
         var out = [UInt8](repeating: 0, count: 33)
         var count = out.count

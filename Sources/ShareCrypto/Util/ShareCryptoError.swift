@@ -13,6 +13,7 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
             case invalidShare, publicKeyMismatch, subShareCheckFailed, dkgProofFailed
             case invalidSignatureShare, nonceReused
             case invalidEncoding, invalidChildIndex
+            case ecdsaCheckFailed, pairSetupStale, ecdsaRestart
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -59,6 +60,15 @@ public struct ShareCryptoError: Error, Sendable, Equatable, CustomStringConverti
         /// BIP-32: this child index of this key gives no valid child (I_L ≥ n, or the child is the
         /// identity; probability below 2^-127). BIP-32 says to proceed with the next index.
         public static let invalidChildIndex = Code(.invalidChildIndex)
+        /// A threshold ECDSA consistency check failed (docs/formats.md §12): the signature is aborted,
+        /// and the pair setup with the named party must be discarded and made again before signing.
+        public static let ecdsaCheckFailed = Code(.ecdsaCheckFailed)
+        /// An ECDSA pair setup is older than a party's current share (another set or generation):
+        /// make a fresh pair setup with the current shares (docs/formats.md §12).
+        public static let pairSetupStale = Code(.pairSetupStale)
+        /// A threshold ECDSA session's nonce point has x(R) ≥ n (odds about 2^-128): nothing failed and
+        /// the pair setups stay valid; sign again in a new session with fresh seeds.
+        public static let ecdsaRestart = Code(.ecdsaRestart)
 
         public var description: String { backing.rawValue }
     }

@@ -45,6 +45,12 @@ extension ShareRecoveryError: ActionableError {
         case .attemptTooSoon: "Wait a moment before entering the passcode again."
         case .lockedOut: "Too many wrong passcodes; the store is locked."
         case .walletEjected: "This wallet was ejected: its key was exported, so sign with it in the wallet it went to."
+        case .ecdsaCheckFailed:
+            "The ECDSA signature was aborted and the pair setup with the named party discarded; delete its stored copy, make a fresh pair setup, then sign again."
+        case .pairSetupStale:
+            "The ECDSA pair setup predates a party's current share; make a fresh pair setup, then sign."
+        case .ecdsaRestart:
+            "The ECDSA session drew an unusable nonce (very rare); sign again, the pair setups stay valid."
         default: RecoveryFailure.reportHint
         }
     }

@@ -22,6 +22,7 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
             case invalidPasscode, passcodeMismatch, passcodeAlreadySet, passcodeNotSet, notAuthenticated, wrongPasscode
             case attemptTooSoon, lockedOut, storeCorrupted
             case walletEjected
+            case ecdsaCheckFailed, pairSetupStale, ecdsaRestart
         }
         private let backing: Backing
         private init(_ backing: Backing) { self.backing = backing }
@@ -74,6 +75,14 @@ public struct ShareRecoveryError: Error, Sendable, Equatable, CustomStringConver
         public static let invalidSignatureShare = Code(.invalidSignatureShare)
         /// A single-use signing nonce was asked to sign a second time (§11).
         public static let nonceReused = Code(.nonceReused)
+        /// A threshold ECDSA check failed (§12): the signature is aborted and the pair setup with the
+        /// named party (every party when none is named) is discarded; make a fresh pair setup to sign again.
+        public static let ecdsaCheckFailed = Code(.ecdsaCheckFailed)
+        /// An ECDSA pair setup is older than a party's current share (§12): make a fresh pair setup.
+        public static let pairSetupStale = Code(.pairSetupStale)
+        /// An ECDSA session drew a nonce point with x(R) ≥ n (odds about 2^-128): sign again with
+        /// fresh seeds; the pair setups stay valid.
+        public static let ecdsaRestart = Code(.ecdsaRestart)
         /// A cipherText or share that a source does not have.
         public static let notFound = Code(.notFound)
         /// The task was cancelled.
@@ -163,6 +172,9 @@ extension ShareRecoveryError {
             case .dkgProofFailed: .dkgProofFailed
             case .invalidSignatureShare: .invalidSignatureShare
             case .nonceReused: .nonceReused
+            case .ecdsaCheckFailed: .ecdsaCheckFailed
+            case .pairSetupStale: .pairSetupStale
+            case .ecdsaRestart: .ecdsaRestart
             default: .invalidParameters
             }
         self.init(code, error.reason, party: error.party, file: file, line: line)

@@ -1,0 +1,84 @@
+/// The batched simplest oblivious transfer (Chou–Orlandi; batched as in ePrint 2021/682) over
+/// secp256k1: κ = 256 random OTs from one sender value `a` (with a Schnorr proof of knowledge of `a`)
+/// to a receiver whose choice bits are the OT-extension sender's correlation Δ.
+///
+/// - sender: `A = a·G`, proof `(K, z)` with `z = k + e·a`, `e` the `base-ot/proof` hash;
+/// - receiver, bit `Δ_l`: `B_l = b_l·G + Δ_l·A`, key `H(base-ot/key, context, l, b_l·A)`;
+/// - sender keys: `H(…, l, a·B_l)` for bit 0 and `H(…, l, a·(B_l − A))` for bit 1.
+enum BaseOT {
+    static let count = 256
+
+    struct SenderMessage {
+        let a: Point
+        let proofCommitment: Point
+        let proofResponse: Scalar
+
+        var bytes: [UInt8] {
+            a.rawRepresentation + proofCommitment.rawRepresentation + proofResponse.rawRepresentation.revealedBytes()
+        }
+        static let byteCount = 33 + 33 + 32
+    }
+
+    private static func challenge(context: [UInt8], a: Point, commitment: Point) -> Scalar {
+        ECDSAHash.scalar(
+            "base-ot/proof", [.bytes(context), .bytes(a.rawRepresentation), .bytes(commitment.rawRepresentation)])
+    }
+
+    private static func key(context: [UInt8], index: Int, shared: Point) -> SecureBytes {
+        ECDSAHash.secretDigest(
+            "base-ot/key", [.bytes(context), .bytes(ECDSAWire.uint32(index)), .bytes(shared.rawRepresentation)])
+    }
+
+    /// The sender's first move: `a`, `A` and the proof. Draws `a` then `k` from `random`.
+    static func senderStart(context: [UInt8], random: some RandomSource) throws -> (a: Scalar, message: SenderMessage) {
+        let a = Scalar.random(on: .secp256k1, using: random)
+        let k = Scalar.random(on: .secp256k1, using: random)
+        let bigA = try Point(generatorTimes: a)
+        let commitment = try Point(generatorTimes: k)
+        let e = challenge(context: context, a: bigA, commitment: commitment)
+        return (a, SenderMessage(a: bigA, proofCommitment: commitment, proofResponse: k + e * a))
+    }
+
+    /// The receiver's move for choice bits `delta` (32 bytes, bit l = byte l/8 bit l%8): the
+    /// points `B_l` and its keys. Draws the 256 `b_l` from `random`, in order.
+    static func receive(
+        context: [UInt8], message: SenderMessage, delta: SecureBytes, random: some RandomSource, peer: Int
+    ) throws -> (points: [Point], keys: [SecureBytes]) {
+        let e = challenge(context: context, a: message.a, commitment: message.proofCommitment)
+        let check = try Point.sum([try message.a.multiplied(by: e), message.proofCommitment])
+        guard try Point(generatorTimes: message.proofResponse) == check else {
+            throw ShareCryptoError(
+                .ecdsaCheckFailed, "the base OT sender's proof of knowledge does not verify", party: peer)
+        }
+        var points = [Point]()
+        var keys = [SecureBytes]()
+        let bits = delta.revealedBytes()
+        for index in 0..<count {
+            let b = Scalar.random(on: .secp256k1, using: random)
+            let plain = try Point(generatorTimes: b)
+            let shifted = try plain + message.a
+            // Select by the secret bit without a branch: mask the two encodings together.
+            let mask = 0 &- ((bits[index / 8] >> UInt8(index % 8)) & 1)
+            let chosen = zip(plain.rawRepresentation, shifted.rawRepresentation).map { ($0 & ~mask) | ($1 & mask) }
+            points.append(try Point(rawRepresentation: chosen, curve: .secp256k1))
+            keys.append(key(context: context, index: index, shared: try message.a.multiplied(by: b)))
+        }
+        return (points, keys)
+    }
+
+    /// The sender's keys for both choices of every OT.
+    static func senderKeys(context: [UInt8], a: Scalar, bigA: Point, points: [Point], peer: Int) throws -> (
+        zero: [SecureBytes], one: [SecureBytes]
+    ) {
+        var zero = [SecureBytes]()
+        var one = [SecureBytes]()
+        for (index, point) in points.enumerated() {
+            zero.append(key(context: context, index: index, shared: try point.multiplied(by: a)))
+            guard let difference = Point.sumAllowingIdentity([point, bigA.negated]) else {
+                throw ShareCryptoError(.ecdsaCheckFailed, "a base OT point equals the sender's A", party: peer)
+            }
+            one.append(key(context: context, index: index, shared: try difference.multiplied(by: a)))
+        }
+        return (zero, one)
+    }
+}

@@ -1,0 +1,94 @@
+public import ShareCrypto
+
+/// What a party keeps from its ECDSA pair setup with one other party of its signing set
+/// (docs/formats.md §12): base OTs of both directions and the pair's zero-share seed, bound to both
+/// parties' set and generation. Seal its ``rawRepresentation()`` at rest like a share.
+///
+/// A failed check of a signature with the peer discards the setup in memory; the caller must also
+/// delete its stored form and make a fresh setup before signing with that peer again.
+public final class PairSetup: Sendable, CustomStringConvertible {
+    let setup: ECDSAPairSetup
+
+    init(_ setup: ECDSAPairSetup) { self.setup = setup }
+
+    /// This party's index.
+    public var partyIndex: Int { setup.own.index }
+    /// The peer's index.
+    public var peerIndex: Int { setup.peer.index }
+    /// The generation of the share set the setup was made for.
+    public var generation: UInt32 { setup.own.generation }
+    /// Whether an aborted signature has discarded this setup (it can no longer sign).
+    public var isDiscarded: Bool { setup.isDiscarded }
+
+    /// The versioned byte form (docs/ecdsa.md "Pair setup at rest"): secret, to be sealed.
+    /// - Throws: ``ShareRecoveryError/Code/ecdsaCheckFailed`` once discarded.
+    public func rawRepresentation() throws(ShareRecoveryError) -> SecureBytes {
+        try mappingCryptoErrors { try setup.rawRepresentation() }
+    }
+
+    /// Reads a stored setup.
+    /// - Parameter rawRepresentation: The bytes of ``rawRepresentation()``.
+    /// - Throws: ``ShareRecoveryError/Code/malformedRecord`` when they do not parse.
+    public convenience init(rawRepresentation: SecureBytes) throws(ShareRecoveryError) {
+        do {
+            self.init(try ECDSAPairSetup(rawRepresentation: rawRepresentation))
+        } catch {
+            throw ShareRecoveryError(.malformedRecord, "not an ECDSA pair setup of version 1: \(error)")
+        }
+    }
+
+    public var description: String {
+        "PairSetup(party \(partyIndex) with \(peerIndex), generation \(generation)\(isDiscarded ? ", discarded" : ""), secrets redacted)"
+    }
+}
+
+/// One party's side of an ECDSA pair setup: two rounds of one message each way, then a ``PairSetup``.
+/// The setup depends on the pair and their share sets only, never on the key.
+public final class PairSetupParty {
+    private let party: ECDSAPairSetupParty
+
+    /// Starts the setup with `peer`.
+    /// - Parameters:
+    ///   - share: This party's signing share (its set and generation bind the setup).
+    ///   - peer: The other party's index in the same signing set.
+    ///   - seed: 32 bytes this party draws every random value from (docs/ecdsa.md); in production
+    ///     fresh from the system CSPRNG.
+    /// - Throws: ``ShareRecoveryError/Code/invalidParameters`` for a backup share, the party itself or
+    ///   an index outside the set; `invalidScalar`-style length errors for a seed that is not 32 bytes.
+    public init(share: ShareRecord, peer: Int, seed: SecureBytes = SystemRandom().secureBytes(count: 32))
+        throws(ShareRecoveryError)
+    {
+        guard share.kind == .signing, share.curve == .secp256k1 else {
+            throw ShareRecoveryError(.invalidParameters, "an ECDSA pair setup is made for secp256k1 signing shares")
+        }
+        guard peer != share.partyIndex, (1...share.parties).contains(peer) else {
+            throw ShareRecoveryError(
+                .invalidParameters, "the peer must be another party of the set (1…\(share.parties))")
+        }
+        party = try mappingCryptoErrors {
+            try ECDSAPairSetupParty(
+                own: try ECDSASigningParty.binding(share, index: share.partyIndex),
+                peer: try ECDSASigningParty.binding(share, index: peer),
+                random: try ECDSASeed.pairSetup(seed, peer: peer))
+        }
+    }
+
+    /// Round 1's message to the peer.
+    public var round1Message: [UInt8] { party.round1Message }
+
+    /// Round 2: the answer to the peer's round 1.
+    /// - Throws: ``ShareRecoveryError/Code/ecdsaCheckFailed`` naming the peer when its message does
+    ///   not parse or its proof fails; `nonceReused` when called twice.
+    public func round2(peerMessage: [UInt8]) throws(ShareRecoveryError) -> [UInt8] {
+        try mappingCryptoErrors {
+            try ECDSASigningParty.blaming(party.peer.index) { try party.round2(peerMessage: peerMessage) }
+        }
+    }
+
+    /// The setup, from the peer's round 2.
+    public func finish(peerMessage: [UInt8]) throws(ShareRecoveryError) -> PairSetup {
+        try mappingCryptoErrors {
+            PairSetup(try ECDSASigningParty.blaming(party.peer.index) { try party.finish(peerMessage: peerMessage) })
+        }
+    }
+}

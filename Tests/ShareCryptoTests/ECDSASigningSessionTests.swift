@@ -1,0 +1,139 @@
+@testable import ShareCrypto
+import Testing
+
+/// DKLs23 sessions run in process over a freshly dealt Shamir set (ShareCrypto level; the
+/// ShareRecovery roles over share records have their own suite).
+@Suite("DKLs23 threshold ECDSA sessions")
+struct ECDSASigningSessionTests {
+    struct Wallet {
+        let publicKey: Point
+        let shares: [Int: Scalar]
+        let bindings: [Int: ECDSAPartyBinding]
+    }
+
+    static func wallet(threshold: Int, parties: Int, seed: UInt8, generation: UInt32 = 0) throws -> Wallet {
+        let random = DeterministicRandom(seed: [seed, 0xEC])
+        let coefficients = (0..<threshold).map { _ in Scalar.random(on: .secp256k1, using: random) }
+        let setId = random.bytes(count: 16)
+        var shares = [Int: Scalar]()
+        var bindings = [Int: ECDSAPartyBinding]()
+        for index in 1...parties {
+            let x = Scalar(UInt64(index), curve: .secp256k1)
+            shares[index] = coefficients.reversed().reduce(Scalar(0, curve: .secp256k1)) { $0 * x + $1 }
+            bindings[index] = try ECDSAPartyBinding(index: index, setId: setId, generation: generation)
+        }
+        return Wallet(publicKey: try Point(generatorTimes: coefficients[0]), shares: shares, bindings: bindings)
+    }
+
+    /// Pair setups among `parties`, by owner then peer.
+    static func setups(_ wallet: Wallet, parties: [Int], seed: UInt8) throws -> [Int: [Int: ECDSAPairSetup]] {
+        var result = [Int: [Int: ECDSAPairSetup]]()
+        for i in parties {
+            for j in parties where i < j {
+                let a = try ECDSAPairSetupParty(
+                    own: wallet.bindings[i]!, peer: wallet.bindings[j]!,
+                    random: DeterministicRandom(seed: [seed, UInt8(i), UInt8(j), 1]))
+                let b = try ECDSAPairSetupParty(
+                    own: wallet.bindings[j]!, peer: wallet.bindings[i]!,
+                    random: DeterministicRandom(seed: [seed, UInt8(i), UInt8(j), 2]))
+                let a2 = try a.round2(peerMessage: b.round1Message)
+                let b2 = try b.round2(peerMessage: a.round1Message)
+                result[i, default: [:]][j] = try a.finish(peerMessage: b2)
+                result[j, default: [:]][i] = try b.finish(peerMessage: a2)
+            }
+        }
+        return result
+    }
+
+    static func sign(
+        _ wallet: Wallet, signers: [Int], setups: [Int: [Int: ECDSAPairSetup]], digest: [UInt8], tweak: Scalar? = nil,
+        seed: UInt8 = 7
+    ) throws -> ECDSASignature {
+        let tweak = tweak ?? Scalar(0, curve: .secp256k1)
+        var sessions = [Int: ECDSASigningSession]()
+        for i in signers {
+            let input = ECDSASigningSession.Input(
+                own: wallet.bindings[i]!, share: wallet.shares[i]!,
+                peers: signers.filter { $0 != i }.map { wallet.bindings[$0]! },
+                setups: setups[i] ?? [:], publicKey: wallet.publicKey, tweak: tweak, digest: digest)
+            sessions[i] = try ECDSASigningSession(input, random: DeterministicRandom(seed: [seed, UInt8(i)]))
+        }
+        var inbox = [Int: [Int: [UInt8]]]()
+        for i in signers {
+            for (j, message) in try sessions[i]!.round1Messages() {
+                inbox[j, default: [:]][i] = message
+            }
+        }
+        var inbox2 = [Int: [Int: [UInt8]]]()
+        for i in signers {
+            for (j, message) in try sessions[i]!.round2(inbox[i]!) {
+                inbox2[j, default: [:]][i] = message
+            }
+        }
+        var broadcasts = [Int: [UInt8]]()
+        for i in signers {
+            broadcasts[i] = try sessions[i]!.round3(inbox2[i]!)
+        }
+        return try sessions[signers[0]]!.finish(broadcasts)
+    }
+
+    static let digest = SHA256.hash(Array("DKLs23 in this engine".utf8))
+
+    @Test("2-of-2 signs; the signature verifies with libsecp256k1 (low s) and recovers Y")
+    func twoOfTwo() throws {
+        let wallet = try Self.wallet(threshold: 2, parties: 2, seed: 1)
+        let setups = try Self.setups(wallet, parties: [1, 2], seed: 1)
+        let signature = try Self.sign(wallet, signers: [1, 2], setups: setups, digest: Self.digest)
+        #expect(signature.isValid(digest: Self.digest, publicKey: wallet.publicKey))
+        #expect(try signature.recoverPublicKey(digest: Self.digest) == wallet.publicKey)
+        // A second session over the same setups signs again (fresh seeds).
+        let again = try Self.sign(wallet, signers: [1, 2], setups: setups, digest: Self.digest, seed: 8)
+        #expect(again.isValid(digest: Self.digest, publicKey: wallet.publicKey))
+        #expect(again.r != signature.r)
+    }
+
+    @Test("fixed seeds replay: the same setups and session seeds give the same signature; a tweak signs for Y + t·G")
+    func replayAndTweak() throws {
+        let wallet = try Self.wallet(threshold: 2, parties: 3, seed: 2)
+        let tweak = Scalar(77, curve: .secp256k1)
+        let first = try Self.sign(
+            wallet, signers: [1, 3], setups: try Self.setups(wallet, parties: [1, 3], seed: 5), digest: Self.digest,
+            tweak: tweak)
+        let second = try Self.sign(
+            wallet, signers: [1, 3], setups: try Self.setups(wallet, parties: [1, 3], seed: 5), digest: Self.digest,
+            tweak: tweak)
+        #expect(first == second)
+        let child = try wallet.publicKey + Point(generatorTimes: tweak)
+        #expect(first.isValid(digest: Self.digest, publicKey: child))
+        #expect(!first.isValid(digest: Self.digest, publicKey: wallet.publicKey))
+    }
+
+    @Test("three signers of a 3-of-4 set: zero-shares of three pairs cancel and the signature verifies")
+    func threeSigners() throws {
+        let wallet = try Self.wallet(threshold: 3, parties: 4, seed: 6)
+        let signers = [1, 2, 4]
+        let signature = try Self.sign(
+            wallet, signers: signers, setups: try Self.setups(wallet, parties: signers, seed: 6), digest: Self.digest)
+        #expect(signature.isValid(digest: Self.digest, publicKey: wallet.publicKey))
+        #expect(try signature.recoverPublicKey(digest: Self.digest) == wallet.publicKey)
+    }
+
+    @Test("a round runs once, and a discarded setup refuses the next session")
+    func oneUseAndDiscard() throws {
+        let wallet = try Self.wallet(threshold: 2, parties: 2, seed: 4)
+        let setups = try Self.setups(wallet, parties: [1, 2], seed: 4)
+        let input = ECDSASigningSession.Input(
+            own: wallet.bindings[1]!, share: wallet.shares[1]!, peers: [wallet.bindings[2]!], setups: setups[1]!,
+            publicKey: wallet.publicKey, tweak: Scalar(0, curve: .secp256k1), digest: Self.digest)
+        let session = try ECDSASigningSession(input, random: DeterministicRandom(seed: [9]))
+        _ = try session.round1Messages()
+        #expect(throws: ShareCryptoError(.nonceReused, "")) { try session.round1Messages() }
+        // A round-1 message that does not parse names its sender and discards the setup with it.
+        let error = #expect(throws: ShareCryptoError.self) { try session.round2([2: [1, 2, 3]]) }
+        #expect(error?.code == .ecdsaCheckFailed && error?.party == 2)
+        #expect(setups[1]![2]!.isDiscarded)
+        #expect(throws: ShareCryptoError(.ecdsaCheckFailed, "")) {
+            try ECDSASigningSession(input, random: DeterministicRandom(seed: [10]))
+        }
+    }
+}
