@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes docs/benchmarks.md from the JSON of `recovery-bench --json FILE` (scripts/benchmarks.sh runs it).
 
-Usage: scripts/benchmarks.py BENCH.json [OUTPUT.md]
+Usage: scripts/benchmarks.py BENCH.json [OUTPUT.md] [--note TEXT]
+
+--note adds what the JSON cannot know about the run, e.g. that other work shared the machine.
 
 Everything on the page comes from the JSON: the run's kind, date and machine, the headline rows (those
 with a target) and every measurement, so the page never disagrees with the run it names.
@@ -90,7 +92,7 @@ def scaling_line(measurements):
     ) + " |"
 
 
-def page(report):
+def page(report, note=None):
     measurements = report["measurements"]
     machine = report.get("machine")
     date = report.get("date")
@@ -124,6 +126,10 @@ def page(report):
         f"- {kind}; {build} build; {date} (UTC)",
         f"- {machine['cores']} cores, {memory:.1f} GiB, {machine['cpuModel']}, {machine['system']}",
         f"- server backends under load: {', '.join(backends) if backends else 'none'}",
+    ]
+    if note:
+        out.append(f"- {note}")
+    out += [
         "",
     ]
     if build == "unknown":
@@ -195,13 +201,21 @@ def page(report):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
+    arguments = sys.argv[1:]
+    note = None
+    if "--note" in arguments:
+        at = arguments.index("--note")
+        if at + 1 >= len(arguments):
+            sys.exit("benchmarks.py: --note needs a text")
+        note = arguments[at + 1]
+        del arguments[at : at + 2]
+    if len(arguments) not in (1, 2):
         sys.exit(__doc__.strip().splitlines()[2])
-    with open(sys.argv[1], encoding="utf-8") as source:
+    with open(arguments[0], encoding="utf-8") as source:
         report = json.load(source)
-    text = page(report)
-    if len(sys.argv) == 3:
-        with open(sys.argv[2], "w", encoding="utf-8") as target:
+    text = page(report, note)
+    if len(arguments) == 2:
+        with open(arguments[1], "w", encoding="utf-8") as target:
             target.write(text)
     else:
         sys.stdout.write(text)

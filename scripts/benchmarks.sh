@@ -3,18 +3,27 @@
 # in release mode and runs it in full (about a minute, plus the build); `--quick` makes it the
 # tests' shorter run; `scripts/benchmarks.sh FILE.json` writes the page from the JSON of an earlier
 # run (`recovery-bench --json FILE`) without running anything. The page says which it was, when, and
-# on what machine (scripts/benchmarks.py). For the PostgreSQL rows, name a server first, e.g.
+# on what machine (scripts/benchmarks.py); `--note TEXT` adds what the JSON cannot know, such as
+# other work sharing the machine. For the PostgreSQL rows, name a server first, e.g.
 # `eval "$(.ci/postgres.sh --durable)"`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=()
 json=""
-for argument in "$@"; do
+note=()
+while [ $# -gt 0 ]; do
+    argument=$1
+    shift
     case "$argument" in
         --quick) quick=(--quick) ;;
+        --note)
+            [ $# -gt 0 ] || { echo "benchmarks.sh: --note needs a text" >&2; exit 2; }
+            note=(--note "$1")
+            shift
+            ;;
         -h | --help)
-            sed -n '2,7s/^# \{0,1\}//p' "$0"
+            sed -n '2,8s/^# \{0,1\}//p' "$0"
             exit 0
             ;;
         -*)
@@ -35,5 +44,5 @@ elif [ ${#quick[@]} -gt 0 ]; then
     exit 2
 fi
 
-python3 scripts/benchmarks.py "$json" docs/benchmarks.md
+python3 scripts/benchmarks.py "$json" docs/benchmarks.md "${note[@]}"
 echo "benchmarks.sh: wrote docs/benchmarks.md" >&2
