@@ -32,7 +32,7 @@ struct Measurement {
 
     var json: String {
         var fields = [
-            #""group":"\#(group)""#, #""name":"\#(name)""#, #""iterations":\#(iterations)"#,
+            #""group":"\#(jsonEscaped(group))""#, #""name":"\#(jsonEscaped(name))""#, #""iterations":\#(iterations)"#,
             #""medianNs":\#(medianNs)"#, #""p99Ns":\#(p99Ns)"#,
             #""opsPerSecond":\#(String(format: "%.1f", opsPerSecond))"#,
         ]
@@ -46,7 +46,7 @@ struct Measurement {
         if let throughput { fields.append(#""throughputPerSecond":\#(String(format: "%.1f", throughput))"#) }
         if let serverCPUNs { fields.append(#""serverCPUNs":\#(String(format: "%.0f", serverCPUNs))"#) }
         if let loadCPUNs { fields.append(#""loadCPUNs":\#(String(format: "%.0f", loadCPUNs))"#) }
-        if !note.isEmpty { fields.append(#""note":"\#(note)""#) }
+        if !note.isEmpty { fields.append(#""note":"\#(jsonEscaped(note))""#) }
         return "{" + fields.joined(separator: ",") + "}"
     }
 }

@@ -11,7 +11,7 @@ struct RecoveryBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "recovery-bench",
         abstract:
-            "What recovery costs, and how close it is to the floor of its unavoidable primitive operations, measured in the same run (README: Benchmarks).",
+            "What recovery costs, and how close it is to the floor of its unavoidable primitive operations, measured in the same run (docs/benchmarks.md).",
         usage:
             "recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile CURVE COUNT",
         discussion: """
@@ -94,10 +94,8 @@ struct RecoveryBench: AsyncParsableCommand {
             String(format: "total bench time: %.1f s (%@)", Date().timeIntervalSince(started), quick ? "quick" : "full")
         )
         if let jsonPath {
-            let body =
-                "{\"quick\":\(quick),\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),\"measurements\":[\n"
-                + bench.results.map(\.json).joined(separator: ",\n") + "\n]}\n"
-            try body.write(toFile: jsonPath, atomically: true, encoding: .utf8)
+            let report = BenchReport(quick: quick, started: started, measurements: bench.results)
+            try report.json.write(toFile: jsonPath, atomically: true, encoding: .utf8)
         }
     }
 }
@@ -208,7 +206,7 @@ struct Bench {
         ]
         guard let url = candidates.compactMap({ $0 }).first(where: { !$0.isEmpty }) else {
             FileHandle.standardError.write(
-                Data("  server PostgreSQL: skipped (set SHARE_RECOVERY_BENCH_POSTGRES_URL; README: Benchmarks)\n".utf8))
+                Data("  server PostgreSQL: skipped (set SHARE_RECOVERY_BENCH_POSTGRES_URL; docs/benchmarks.md)\n".utf8))
             return
         }
         // A schema of its own, so runs never see each other's rows: drawn from the system's source, since
