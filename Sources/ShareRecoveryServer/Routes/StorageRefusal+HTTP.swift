@@ -9,10 +9,9 @@ extension APIError {
     init(_ refusal: StorageRefusal) {
         switch refusal {
         case .operationInProgress(let seconds):
-            self.init(
-                .conflict, APIErrorCode(.operationInProgress),
-                "a backup or recovery of this account is in progress (another device or attempt); retry when it has finished, at the latest in \(seconds) s when its session expires"
-            )
+            // The role's rule and words (ResharingCustodian), the same as a keeper in process gives.
+            let refusal = ResharingCustodian.runningOperation(secondsLeft: [seconds])
+            self.init(.conflict, APIErrorCode(.operationInProgress), refusal?.reason ?? "")
         case .sessionIdTaken: self = .conflict("a session with this id exists already")
         case .sessionNotFinished: self = .conflict("the session is not finished")
         case .sessionChangedDuringConfirm: self = .conflict("the session changed while it was being confirmed")
