@@ -42,7 +42,8 @@ struct ShareRecoveryCLI {
         } catch let error as AuditChainError {
             fail(path, code: error.code.rawValue, error.reason)
         } catch let error as CLIError {
-            fail(path, code: error.code, error.message, status: error.isUsage ? 2 : 1)
+            // A command's own hints are about its inputs; a usage error gets the code's hint only.
+            fail(error.isUsage ? "" : path, code: error.code, error.message, status: error.isUsage ? 2 : 1)
         } catch {
             exitThroughArgumentParser(error)
         }

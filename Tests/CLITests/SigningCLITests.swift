@@ -113,7 +113,7 @@ struct SigningCLITests {
                 "--message-file", "msg.bin", "--mode", "bip340",
             ],
             in: dir)
-        #expect(run.status == 1 && run.stderr.contains("secp256k1 only"), "\(run.stderr)")
+        #expect(run.status == 2 && run.stderr.contains("secp256k1 only"), "\(run.stderr)")
         run = try sh(["sign", "--message-file", "msg.bin"], in: dir)
         #expect(run.status == 2)
         // --server with the wrong companions is a usage error before any file is read.
