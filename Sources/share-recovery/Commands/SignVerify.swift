@@ -40,6 +40,7 @@ struct SignCommand: AsyncParsableCommand {
         guard !signingShares.isEmpty || store != nil else {
             throw CLIError.usage("give each signer's share with --signing-share (t or more)")
         }
+        // A path that does not parse is refused before any file or store is read.
         _ = try tweakOptions.tweaks()
         var shares = try signingShares.map(Files.readShare)
         if let store, let passcodeFile {
