@@ -14,37 +14,61 @@ import Glibc
 @main
 struct ShareRecoveryCLI {
     static func main() async {
+        let command: any ParsableCommand
         do {
-            var command = try RootCommand.parseAsRoot()
+            command = try RootCommand.parseAsRoot()
+        } catch {
+            exitThroughArgumentParser(error)
+        }
+        // The hint depends on the command as well as on the code (ErrorHints).
+        let path = commandPath(of: type(of: command))?.joined(separator: " ") ?? ""
+        do {
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
+                var command = command
                 try command.run()
             }
         } catch let error as ShareRecoveryError {
-            fail(code: "\(error.code)", error.reason, status: error.code == .operationInProgress ? 3 : 1)
+            fail(path, code: "\(error.code)", error.reason, status: error.code == .operationInProgress ? 3 : 1)
         } catch let error as RecoveryKitError {
-            fail(code: "\(error.code)", error.reason)
+            fail(path, code: "\(error.code)", error.reason)
         } catch let error as TransportError {
-            fail(code: error.code.rawValue, error.reason)
+            fail(path, code: error.code.rawValue, error.reason, retryAfterSeconds: error.retryAfterSeconds)
         } catch let error as ServerStartError {
-            fail(code: error.code.rawValue, error.reason)
+            fail(path, code: error.code.rawValue, error.reason)
         } catch let error as OTPDeliveryError {
-            fail(code: error.code.rawValue, error.reason)
+            fail(path, code: error.code.rawValue, error.reason)
         } catch let error as AuditChainError {
-            fail(code: error.code.rawValue, error.reason)
+            fail(path, code: error.code.rawValue, error.reason)
         } catch let error as CLIError {
-            fail(code: error.code, error.message, status: error.isUsage ? 2 : 1)
+            // A command's own hints are about its inputs; a usage error gets the code's hint only.
+            fail(error.isUsage ? "" : path, code: error.code, error.message, status: error.isUsage ? 2 : 1)
         } catch {
             exitThroughArgumentParser(error)
         }
     }
 
-    /// `error: <code>: <reason>`, then what to do about it where the code has a hint.
-    static func fail(code: String, _ reason: String, status: Int32 = 1) -> Never {
+    /// `error: <code>: <reason>`, then what to do about it where the command and code have a hint.
+    static func fail(
+        _ command: String, code: String, _ reason: String, status: Int32 = 1, retryAfterSeconds: Int? = nil
+    ) -> Never {
         Terminal.error("error: \(code): \(reason)")
-        if let hint = ErrorHints.hint(for: code) { Terminal.error("hint: \(hint)") }
+        if let hint = ErrorHints.hint(for: code, command: command, retryAfterSeconds: retryAfterSeconds) {
+            Terminal.error("hint: \(hint)")
+        }
         exit(status)
+    }
+
+    /// The names that lead from the root to a subcommand, e.g. `["device", "list"]`.
+    static func commandPath(
+        of command: any ParsableCommand.Type, under parent: any ParsableCommand.Type = RootCommand.self
+    ) -> [String]? {
+        for subcommand in parent.configuration.subcommands {
+            if ObjectIdentifier(subcommand) == ObjectIdentifier(command) { return [subcommand._commandName] }
+            if let rest = commandPath(of: command, under: subcommand) { return [subcommand._commandName] + rest }
+        }
+        return nil
     }
 
     /// Everything that is not one of our errors goes through ArgumentParser's own reading of it:

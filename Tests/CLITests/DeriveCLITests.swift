@@ -125,16 +125,16 @@ struct DeriveCLITests {
             "msg.bin",
         ]
         let cases: [(arguments: [String], status: Int32, needle: String)] = [
-            (["derive", "--path", "m/0'", "--signing-share", "secp256k1/share-1.json"], 1, "hardened"),
-            (["derive", "--path", "m/0/2147483648", "--signing-share", "secp256k1/share-1.json"], 1, "2^31"),
-            (["derive", "--path", "0/1", "--signing-share", "secp256k1/share-1.json"], 1, "starts with m"),
-            (["sign", "--path", "m/44h/0"] + secpSigners, 1, "hardened"),
-            (["derive", "--path", "m/0", "--signing-share", "ed25519/share-1.json"], 1, "ed25519"),
-            (["derive", "--path", "m/0", "--public-key", String(repeating: "ab", count: 32)], 1, "33-byte"),
-            (["sign", "--path", "m/0"] + edSigners, 1, "ed25519"),
-            (["sign", "--taproot"] + edSigners, 1, "ed25519"),
-            (["sign", "--path", "m/0", "--mode", "rfc9591"] + secpSigners, 1, "bip340"),
-            (["sign", "--taproot", "--mode", "rfc9591"] + secpSigners, 1, "bip340"),
+            (["derive", "--path", "m/0'", "--signing-share", "secp256k1/share-1.json"], 2, "hardened"),
+            (["derive", "--path", "m/0/2147483648", "--signing-share", "secp256k1/share-1.json"], 2, "2^31"),
+            (["derive", "--path", "0/1", "--signing-share", "secp256k1/share-1.json"], 2, "starts with m"),
+            (["sign", "--path", "m/44h/0"] + secpSigners, 2, "hardened"),
+            (["derive", "--path", "m/0", "--signing-share", "ed25519/share-1.json"], 2, "ed25519"),
+            (["derive", "--path", "m/0", "--public-key", String(repeating: "ab", count: 32)], 2, "33-byte"),
+            (["sign", "--path", "m/0"] + edSigners, 2, "ed25519"),
+            (["sign", "--taproot"] + edSigners, 2, "ed25519"),
+            (["sign", "--path", "m/0", "--mode", "rfc9591"] + secpSigners, 2, "bip340"),
+            (["sign", "--taproot", "--mode", "rfc9591"] + secpSigners, 2, "bip340"),
             (["derive", "--path", "m/0"], 2, "--signing-share"),
             (
                 ["derive", "--path", "m/0", "--signing-share", "secp256k1/share-1.json", "--public-key", "02"], 2,
@@ -145,7 +145,8 @@ struct DeriveCLITests {
             let run = try sh(test.arguments, in: dir)
             #expect(run.status == test.status, "\(test.arguments): \(run.stderr)")
             #expect(run.stderr.contains(test.needle), "\(test.arguments): \(run.stderr)")
-            if test.status == 1 {
+            if test.needle != "--signing-share" {
+                // A path or mode the key does not take is a usage error that keeps the engine's code.
                 #expect(run.stderr.contains("error: invalidParameters"), "\(test.arguments): \(run.stderr)")
             }
         }

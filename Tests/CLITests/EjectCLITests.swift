@@ -77,7 +77,7 @@ extension CLITests {
         let both = ["--signing-share", "recovered/share-1.json", "--signing-share", "recovered/share-2.json"]
         _ = try eject(both, status: 2)
         _ = try eject(both + ["--out", "x.json", "--reveal-secret"], status: 2)
-        let exists = try eject(both + ["--out", "ejected/set.json"], status: 1)
+        let exists = try eject(both + ["--out", "ejected/set.json"], status: 2)
         #expect(exists.stderr.contains("exists"))
         let tooFew = try eject(["--signing-share", "recovered/share-1.json", "--out", "ejected/one.json"], status: 1)
         #expect(tooFew.stderr.contains("invalidParameters"), "\(tooFew.stderr)")
@@ -149,5 +149,16 @@ extension MethodsCLITests {
         let refused = try run(signArguments)
         #expect(refused.status == 1 && refused.stderr.contains("walletEjected"), "\(refused.stderr)")
         #expect(refused.stderr.contains("hint: this wallet was ejected"), "\(refused.stderr)")
+
+        // The custodian's share is gone: the hints name the eject, never backup files or a missing token.
+        let listed = try run(["device", "list", "--server", server.base, "--token-file", sign])
+        #expect(
+            listed.status == 1 && listed.stderr.contains("if the wallet was ejected")
+                && !listed.stderr.contains("custodian-backup-shares"), "\(listed.stderr)")
+        let again = try run(ejectArguments + ["--token-file", eject, "--out", "again.json"])
+        #expect(again.status == 1 && !again.stderr.contains("missing, expired or"), "\(again.stderr)")
+        #expect(
+            again.stderr.contains("spent by its first use") || again.stderr.contains("hint: this wallet was ejected"),
+            "\(again.stderr)")
     }
 }

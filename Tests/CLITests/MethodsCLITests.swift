@@ -162,6 +162,18 @@ struct MethodsCLITests {
 
     /// `kit create` puts a kit in the recoveryCode slot; `kit status` tells it from a typed code;
     /// `methods delete --method recoveryCode` deletes it.
+    @Test("a rate-limited otp start says how long to wait: the server's Retry-After")
+    func rateLimitedSaysHowLong() throws {
+        // The server allows five new flows per identifier per window; the sixth is refused.
+        let start = ["otp", "start", "--server", server.base, "--identifier", "hasty", "--purpose", "recover"]
+        var last = try run(start)
+        for _ in 0..<5 where last.status == 0 { last = try run(start) }
+        #expect(last.status == 1 && last.stderr.contains("error: rateLimited"), "\(last.stderr)")
+        let wait = try #require(
+            last.stderr.firstMatch(of: /hint: too many attempts .* wait (\d+) seconds/), "\(last.stderr)")
+        #expect((1...900).contains(Int(wait.output.1) ?? 0))
+    }
+
     @Test func aKitIsARecoveryMethod() throws {
         try setUpWallet(curve: "ed25519")
         try Data("correct horse".utf8).write(to: dir.appendingPathComponent("password"))

@@ -83,8 +83,9 @@ struct NewcomerErrorTests {
     @Test("the page names every mistake it tabulates")
     func pageIsComplete() throws {
         let mistakes = try Self.mistakes()
-        // Eleven run here; the twelfth (a missing system library) comes from the compiler.
-        #expect(mistakes.count == 11, "found \(mistakes.map(\.title))")
+        // Every row of the table runs here but a missing system library, which comes from the compiler.
+        let rows = try Self.page().matches(of: /\n\| (\d+) \| .* \| (\S+) \|/).filter { $0.output.2 != "(build)" }
+        #expect(rows.count > 11 && mistakes.count == rows.count, "found \(mistakes.map(\.title))")
         for mistake in mistakes {
             #expect(mistake.expected.first?.hasPrefix("error: ") == true, "\(mistake) shows no error line")
         }

@@ -54,6 +54,21 @@ struct TransportTests {
         }
     }
 
+    @Test("a server message is quoted whole, and a 429's Retry-After becomes the wait")
+    func serverMessageWholeAndRetryAfter() throws {
+        let advice = "retry in 540 seconds"
+        let message = String(repeating: "the reason at length, ", count: 20) + advice
+        let body = #"{"error":{"code":"rateLimited","message":"\#(message)"}}"#
+        let error = try #require(
+            ServerErrorMapping.rejected("op", HTTPReply(status: 429, body: Array(body.utf8), retryAfterSeconds: 540))
+                as? TransportError)
+        #expect(error.code == .rateLimited && error.reason.hasSuffix(advice), "\(error.reason)")
+        #expect(error.retryAfterSeconds == 540 && error.hint.contains("540 seconds"), "\(error.hint)")
+        let withoutHeader = try #require(
+            ServerErrorMapping.rejected("op", HTTPReply(status: 429, body: Array(body.utf8))) as? TransportError)
+        #expect(withoutHeader.retryAfterSeconds == nil && !withoutHeader.hint.contains("540"))
+    }
+
     @Test func serverErrorBodies() {
         func reply(_ status: Int, _ body: String) -> HTTPReply { HTTPReply(status: status, body: Array(body.utf8)) }
         // A shared check's code is the engine's; the API's refusals are the transport's; a foreign

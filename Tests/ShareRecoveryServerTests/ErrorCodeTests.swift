@@ -1,9 +1,9 @@
 import Foundation
 import HTTPTypes
 import ShareRecovery
-import ShareRecoveryHTTP
 import Testing
 
+@testable import ShareRecoveryHTTP
 @testable import ShareRecoveryServer
 
 /// Each module owns its words: the engine's codes, the transport's and the server's wire codes are
@@ -53,5 +53,67 @@ struct ErrorCodeTests {
             #expect(server.contains("`\(name)`"), "docs/server.md does not name \(name)")
             #expect(openapi.contains(name), "docs/openapi.yaml does not name \(name)")
         }
+    }
+
+    /// The codes the server may answer with: its own, its engine codes by name, and every engine
+    /// code its sources name (`APIErrorCode(.x)`).
+    static func answeredCodes() throws -> Set<String> {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/ShareRecoveryServer")
+        var names = serverNames.union([APIErrorCode.malformedInput, .notFound, .conflict].map(\.name))
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        for case let file as URL in files where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            names.formUnion(text.matches(of: /APIErrorCode\(\.(\w+)\)/).map { String($0.output.1) })
+        }
+        return names
+    }
+
+    @Test("every code the server answers with has a row in the one table")
+    func everyCodeHasARow() throws {
+        let answered = try Self.answeredCodes()
+        let missing = answered.subtracting(APIErrorTable.byCode.keys)
+        #expect(missing.isEmpty, "no APIErrorTable row for \(missing.sorted())")
+        #expect(APIErrorTable.byCode.count == APIErrorTable.rows.count, "a code has two rows")
+        #expect(APIError.clientInput(ShareRecoveryError(.authenticationFailed, "x")).status == .badRequest)
+    }
+
+    @Test("each row reads back on the client as its mapping says, with the row's hint")
+    func rowsReadBackAsMapped() throws {
+        for row in APIErrorTable.rows {
+            let body = JSONWriter.write(
+                .object([("error", .object([("code", .string(row.code)), ("message", .string("m"))]))]))
+            let reply = HTTPReply(status: row.status, body: Array(body.utf8))
+            let error: any Error =
+                row.status == 404 ? ServerErrorMapping.notFound("op", reply) : ServerErrorMapping.rejected("op", reply)
+            switch row.client {
+            case .engine(let code):
+                #expect((error as? ShareRecoveryError)?.code == code, "\(row.code): \(error)")
+            case .transport(let code, let hint):
+                let transport = try #require(error as? TransportError, "\(row.code): \(error)")
+                #expect(transport.code == code && transport.hint == hint, "\(row.code)")
+                #expect(!hint.isEmpty)
+            case .unavailable:
+                #expect(row.status >= 500, "\(row.code): only a 5xx is read as unavailable")
+            }
+        }
+    }
+
+    @Test("docs/openapi.yaml's Error code lists every row with its status, and nothing else")
+    func everyRowIsDocumented() throws {
+        let node = OpenAPISpec.shared.root["components"]?["schemas"]?["Error"]?["properties"]?["error"]?[
+            "properties"]?["code"]?["description"]
+        guard case .string(let description)? = node else {
+            Issue.record("no description of Error.error.code")
+            return
+        }
+        var documented: [String: Int] = [:]
+        for match in description.matches(of: /`(\w+)` (\d{3})/) {
+            documented[String(match.output.1)] = Int(match.output.2)
+        }
+        let fourHundred = try #require(description.components(separatedBy: "400 for ").last)
+        for match in fourHundred.matches(of: /`(\w+)`/) { documented[String(match.output.1)] = 400 }
+        let table = Dictionary(uniqueKeysWithValues: APIErrorTable.rows.map { ($0.code, $0.status) })
+        #expect(documented == table, "docs/openapi.yaml and APIErrorTable differ")
     }
 }

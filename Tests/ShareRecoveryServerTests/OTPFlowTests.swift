@@ -114,6 +114,12 @@ struct OTPFlowTests {
             #expect(try await verify(world, second, wrong(code), server: 0).status == 401)
             let limited = try await verify(world, second, code, server: 1)
             #expect(limited.status == 429 && limited.errorCode == "rateLimited")
+            // Retry-After: the rest of the 600 s window (identifier's and address's alike).
+            let retryAfter = limited.headers.first { $0.0.lowercased() == "retry-after" }.flatMap { Int($0.1) }
+            let left = Int(600 - world.clock.clock.now % 600)
+            #expect(
+                retryAfter.map { (left...left + 1).contains($0) } == true,
+                "Retry-After \(String(describing: retryAfter)), \(left) s left")
 
             // Another identifier still verifies, until the address limit (8 attempts in all) is reached.
             let erin = try await world.createFlow(identifier: "erin")

@@ -20,10 +20,8 @@ public enum KeyEjection {
         guard let first = shares.first else {
             throw ShareRecoveryError(.invalidParameters, "eject needs the wallet's shares; none were given")
         }
-        guard shares.allSatisfy({ $0.isSameSet(as: first) }) else {
-            throw ShareRecoveryError(
-                .inconsistentShares,
-                "the shares are not of one set (walletId, curve, set id and commitments must agree)")
+        if let mismatch = shares.lazy.compactMap({ $0.setMismatch(with: first) }).first {
+            throw ShareRecoveryError(.inconsistentShares, "\(mismatch): the key is rebuilt from shares of one set")
         }
         guard shares.allSatisfy({ $0.secret != nil }) else {
             throw ShareRecoveryError(

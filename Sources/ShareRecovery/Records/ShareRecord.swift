@@ -218,6 +218,22 @@ public struct ShareRecord: Sendable, Equatable, CustomStringConvertible {
             && commitments == other.commitments
     }
 
+    /// How `other` is of another set than this record, in words, naming the widest difference first
+    /// (two curves, then two wallets, then two sets or generations of one wallet), so a mix-up of
+    /// files is reported as what it is; nil when both are of one set.
+    public func setMismatch(with other: ShareRecord) -> String? {
+        if isSameSet(as: other) { return nil }
+        let (mine, theirs) = ("party \(partyIndex)'s share", "party \(other.partyIndex)'s")
+        if curve != other.curve {
+            return "shares of two curves (two wallets): \(mine) is on \(curve), \(theirs) on \(other.curve)"
+        }
+        if walletId != other.walletId {
+            return "shares of two wallets: \(mine) is of wallet \(walletId), \(theirs) of wallet \(other.walletId)"
+        }
+        return
+            "shares of two sets of wallet \(walletId): \(mine) is of set \(setId) generation \(generation), \(theirs) of set \(other.setId) generation \(other.generation)"
+    }
+
     public static func == (lhs: ShareRecord, rhs: ShareRecord) -> Bool {
         lhs.isSameSet(as: rhs) && lhs.partyIndex == rhs.partyIndex && lhs.secret == rhs.secret
     }

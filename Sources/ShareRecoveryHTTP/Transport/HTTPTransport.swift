@@ -296,9 +296,13 @@ public struct HTTPTransport: Sendable, CustomStringConvertible {
         do {
             let response = try await client.execute(request, deadline: .now() + remaining.timeAmount, logger: logger)
             status = Int(response.status.code)
+            let retryAfter = response.headers.first(name: "Retry-After").flatMap { Int($0) }.flatMap {
+                $0 >= 0 ? $0 : nil
+            }
             do {
                 let buffer = try await response.body.collect(upTo: configuration.maximumResponseSize)
-                return .reply(HTTPReply(status: status, body: Array(buffer.readableBytesView)))
+                return .reply(
+                    HTTPReply(status: status, body: Array(buffer.readableBytesView), retryAfterSeconds: retryAfter))
             } catch is NIOTooManyBytesError {
                 guard (200..<300).contains(status) else {
                     // An oversize error page: keep the status, drop the page.
@@ -409,6 +413,8 @@ package struct HTTPHeadersInjector: Injector {
 struct HTTPReply: Sendable {
     let status: Int
     let body: [UInt8]
+    /// The `Retry-After` header in seconds (a 429's), when it is a plain number; an HTTP date is ignored.
+    var retryAfterSeconds: Int? = nil
 }
 
 extension Duration {

@@ -5,25 +5,27 @@ import ShareRecovery
 /// otherwise. Error bodies are read leniently: a proxy's HTML page still yields an error with the
 /// HTTP status, just without a server code.
 enum ServerErrorMapping {
-    /// Server codes taken over as the engine's own: the format and resharing checks the server runs
-    /// with the same meaning as in process (so an HTTP custodian fails like `LocalCustodian`), and
-    /// `operationInProgress` (the account's single flight, like the device's).
-    /// Never `authenticationFailed`: here it means a wrong backup secret.
-    static let sharedCodes: Set<ShareRecoveryError.Code> = [
-        .malformedRecord, .malformedCipherText, .malformedCustodianShare, .malformedInput, .unsupportedVersion,
-        .unsupportedMethod, .invalidParameters, .invalidScalar, .invalidPoint, .invalidShare, .publicKeyMismatch,
-        .tamperedShare, .unsealFailed, .dealerCheckFailed, .subShareCheckFailed, .noMatchingShare, .inconsistentShares,
-        .dkgProofFailed, .invalidSignatureShare, .nonceReused, .operationInProgress, .walletEjected,
-    ]
+    /// Server codes taken over as the engine's own (``APIErrorTable``'s `engine` rows): the format and
+    /// resharing checks the server runs with the same meaning as in process (so an HTTP custodian
+    /// fails like `LocalCustodian`), and `operationInProgress` (the account's single flight, like the
+    /// device's). Never `authenticationFailed`: here it means a wrong backup secret.
+    static let sharedCodes = Set(
+        APIErrorTable.rows.compactMap { row -> ShareRecoveryError.Code? in
+            guard case .engine(let code) = row.client else { return nil }
+            return code
+        })
 
-    /// The API's own refusals, kept as transport codes of the same name.
-    static let apiCodes: Set<TransportError.Code> = [
-        .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .conflict, .methodNotAllowed, .payloadTooLarge,
-        .requestInProgress, .idempotencyKeyReused, .deviceLimitReached,
-    ]
+    /// The API's own refusals, kept as transport codes of the same name (the table's `transport` rows).
+    static let apiCodes = Set(APIErrorTable.rows.compactMap(transportCode))
 
     /// The only codes a 401 or 403 may carry: credential problems, never a local check's code.
-    static let credentialCodes: Set<TransportError.Code> = [.unauthorized, .forbidden, .wrongCode]
+    static let credentialCodes = Set(
+        APIErrorTable.rows.filter { $0.status == 401 || $0.status == 403 }.compactMap(transportCode))
+
+    private static func transportCode(_ row: APIErrorTable.Row) -> TransportError.Code? {
+        guard case .transport(let code, _) = row.client else { return nil }
+        return code
+    }
 
     /// The server's error code and message, when the body has the API's error shape.
     static func serverError(_ reply: HTTPReply) -> (code: String?, message: String?) {
@@ -75,7 +77,8 @@ enum ServerErrorMapping {
         let allowed = credentials ? credentialCodes : apiCodes
         let code = serverCode.flatMap(TransportError.Code.init(rawValue:)).flatMap { allowed.contains($0) ? $0 : nil }
         return TransportError(
-            code ?? .requestRejected, "\(operation): \(summary)", status: reply.status, serverCode: serverCode)
+            code ?? .requestRejected, "\(operation): \(summary)", status: reply.status, serverCode: serverCode,
+            retryAfterSeconds: reply.retryAfterSeconds)
     }
 
     /// `HTTP 400, server code "x": message`.
@@ -87,10 +90,11 @@ enum ServerErrorMapping {
         return text
     }
 
-    /// At most 200 characters, no control characters: a server message is text for people, nothing more.
+    /// No control characters: a server message is text for people, nothing more. It is kept whole,
+    /// since what to do comes last ("…; retry in 60 seconds"); the transport's limit on a response
+    /// body already bounds its length.
     private static func sanitized(_ text: String) -> String {
-        let cleaned = String(
+        String(
             String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
-        return cleaned.count > 200 ? String(cleaned.prefix(200)) + "…" : cleaned
     }
 }

@@ -57,13 +57,19 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
     public let status: Int?
     /// The server's error code, when its answer had the API's error shape.
     public let serverCode: String?
+    /// How long the server asked the client to wait before trying again (its `Retry-After`, on a
+    /// 429 ``Code/rateLimited``), in seconds.
+    public let retryAfterSeconds: Int?
 
     /// Creates an error.
-    public init(_ code: Code, _ reason: String, status: Int? = nil, serverCode: String? = nil) {
+    public init(
+        _ code: Code, _ reason: String, status: Int? = nil, serverCode: String? = nil, retryAfterSeconds: Int? = nil
+    ) {
         self.code = code
         self.reason = reason
         self.status = status
         self.serverCode = serverCode
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     /// Whether trying the same call again later may succeed without changing it.
@@ -80,18 +86,15 @@ extension TransportError: ActionableError {
     /// ``isTransient``: a server that could not be reached, did not answer in time, or asked to slow down.
     public var isRetryable: Bool { isTransient }
 
+    /// The API's refusals take their hint from ``APIErrorTable``; the rest are this module's own.
     public var hint: String {
+        if code == .rateLimited, let retryAfterSeconds {
+            return "Too many attempts; wait \(retryAfterSeconds) seconds, then try again."
+        }
+        if let hint = APIErrorTable.hint(for: code) { return hint }
         switch code {
-        case .unavailable, .timedOut: "The server could not be reached; check the connection and try again."
-        case .requestInProgress: "The server is still finishing this request; try again in a moment."
-        case .rateLimited: "Too many attempts; wait a few minutes, then try again."
-        case .unauthorized, .forbidden, .flowEnded, .wrongCode:
-            "Verify your identity again (a new one-time code), then retry."
-        case .conflict: "The request does not fit the account's current state; reload and try again."
-        case .deviceLimitReached:
-            "The wallet has as many devices as the server allows; remove one (`device remove`), then add the new one."
-        case .payloadTooLarge, .methodNotAllowed, .requestRejected, .tokenProviderFailed, .idempotencyKeyReused:
-            "The server refused the request; report this with the request id."
+        case .unavailable, .timedOut: return "The server could not be reached; check the connection and try again."
+        default: return APIErrorTable.reportHint
         }
     }
 }

@@ -39,7 +39,8 @@ extension ServerRoutes {
             try await state.storage.createFlow(
                 flow, address: context.remoteAddress, limits: state.configuration.rateLimits, now: now)
         else {
-            throw rateLimited(state.configuration.rateLimits.flowCreationPerIdentifier.windowSeconds)
+            let limits = state.configuration.rateLimits
+            throw Self.rateLimited([limits.flowCreationPerIdentifier, limits.flowCreationPerAddress], now: now)
         }
         do {
             try await state.otpSender.send(
@@ -101,7 +102,8 @@ extension ServerRoutes {
             throw APIError.notFound("no such recovery flow")
         case .rateLimited:
             state.metrics.otpAttempt("rateLimited")
-            throw rateLimited(state.configuration.rateLimits.verifyPerIdentifier.windowSeconds)
+            let limits = state.configuration.rateLimits
+            throw Self.rateLimited([limits.verifyPerIdentifier, limits.verifyPerAddress], now: now)
         }
     }
 
@@ -111,8 +113,15 @@ extension ServerRoutes {
         return message.withUnsafeBytes { HMACSHA256.authenticate(Array($0), key: state.otpKey) }.revealedBytes()
     }
 
-    private func rateLimited(_ windowSeconds: Int) -> APIError {
-        APIError(.tooManyRequests, .rateLimited, "too many attempts; retry in up to \(windowSeconds) seconds")
+    /// A 429 whose `Retry-After` is the time until both fixed windows that may have refused (the
+    /// identifier's and the client address's) start anew, so a retry then is counted afresh.
+    static func rateLimited(_ limits: [ServerConfiguration.RateLimit], now: Int64) -> APIError {
+        let seconds =
+            limits.map { limit in
+                let window = Int64(max(limit.windowSeconds, 1))
+                return Int(window - now % window)
+            }.max() ?? 1
+        return APIError(.rateLimited, "too many attempts; retry in \(seconds) seconds", retryAfterSeconds: seconds)
     }
 
     /// Six uniformly random digits (rejection sampling over 32-bit values).

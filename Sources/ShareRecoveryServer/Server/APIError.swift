@@ -8,33 +8,46 @@ struct APIError: Error, Sendable, CustomStringConvertible {
     let status: HTTPResponse.Status
     let code: APIErrorCode
     let message: String
+    /// Sent as `Retry-After`: how many seconds a rate-limited client waits before trying again.
+    let retryAfterSeconds: Int?
 
-    init(_ status: HTTPResponse.Status, _ code: APIErrorCode, _ message: String) {
+    /// An error with the code's status (``APIErrorCode/status``).
+    init(_ code: APIErrorCode, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.init(code.status, code, message, retryAfterSeconds: retryAfterSeconds)
+    }
+
+    /// An error whose status is spelled out as well; it must be the code's, which the table holds.
+    init(_ status: HTTPResponse.Status, _ code: APIErrorCode, _ message: String, retryAfterSeconds: Int? = nil) {
+        assert(status == code.status, "\(code) is answered with \(code.status.code), not \(status.code)")
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// An error whose status may differ from the code's: Hummingbird's own 4xx (e.g. 408, 431) as
+    /// `malformedInput`.
+    init(status: HTTPResponse.Status, _ code: APIErrorCode, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+        retryAfterSeconds = nil
     }
 
     var description: String { "\(status.code) \(code): \(message)" }
 
-    static func badRequest(_ message: String) -> APIError { APIError(.badRequest, .malformedInput, message) }
-    static func unauthorized(_ message: String) -> APIError { APIError(.unauthorized, .unauthorized, message) }
-    static func forbidden(_ message: String) -> APIError { APIError(.forbidden, .forbidden, message) }
-    static func notFound(_ message: String) -> APIError { APIError(.notFound, .notFound, message) }
-    static func conflict(_ message: String) -> APIError { APIError(.conflict, .conflict, message) }
-    static let internalError = APIError(.internalServerError, .internalError, "internal server error")
+    static func badRequest(_ message: String) -> APIError { APIError(.malformedInput, message) }
+    static func unauthorized(_ message: String) -> APIError { APIError(.unauthorized, message) }
+    static func forbidden(_ message: String) -> APIError { APIError(.forbidden, message) }
+    static func notFound(_ message: String) -> APIError { APIError(.notFound, message) }
+    static func conflict(_ message: String) -> APIError { APIError(.conflict, message) }
+    static let internalError = APIError(.internalError, "internal server error")
 
     /// A `ShareRecoveryError` raised while checking client input: the client's fault, so a 4xx with the
-    /// same code (404 for `notFound`/`noMatchingShare`, 409 for `inconsistentShares`, `nonceReused` and
-    /// `conflict`, 400 otherwise).
+    /// same code and its status in the table (404 for `noMatchingShare`, 409 for `nonceReused`, 400
+    /// for a code the table does not list).
     static func clientInput(_ error: ShareRecoveryError) -> APIError {
-        let status: HTTPResponse.Status =
-            switch error.code {
-            case .notFound, .noMatchingShare: .notFound
-            case .inconsistentShares, .nonceReused, .conflict: .conflict
-            default: .badRequest
-            }
-        return APIError(status, APIErrorCode(error.code), error.reason)
+        APIError(APIErrorCode(error.code), error.reason)
     }
 }
 

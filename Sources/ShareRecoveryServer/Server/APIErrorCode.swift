@@ -1,4 +1,6 @@
+public import HTTPTypes
 public import ShareRecovery
+import ShareRecoveryHTTP
 
 /// The `code` of an API error body (`{"error": {"code", "message"}}`): the server's own refusals,
 /// or the name of the engine check that failed on client input. Clients read it back by name, so a
@@ -54,6 +56,12 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
         .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .methodNotAllowed, .payloadTooLarge,
         .idempotencyKeyReused, .requestInProgress, .sourceFailure, .internalError, .notReady, .deviceLimitReached,
     ]
+
+    /// The HTTP status the code is answered with, from the one table of codes (`APIErrorTable`); an
+    /// engine code the table does not list is a refusal of the input (400).
+    public var status: HTTPResponse.Status {
+        APIErrorTable.byCode[name].map { HTTPResponse.Status(code: $0.status) } ?? .badRequest
+    }
 
     public var description: String { name }
 }

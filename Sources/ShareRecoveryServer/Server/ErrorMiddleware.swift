@@ -47,8 +47,9 @@ struct ErrorMiddleware: RouterMiddleware {
                 default: .internalError
                 }
             let message = error.status.code == 404 ? "no such route" : error.status.reasonPhrase
-            return JSONResponse.error(
-                APIError(error.status.code >= 500 ? .internalServerError : error.status, code, message))
+            // A 4xx of Hummingbird's keeps its status, even where the code's own is another (a 400 family).
+            let status = error.status.code >= 500 ? .internalServerError : error.status
+            return JSONResponse.error(APIError(status: status, code, message))
         default:
             logger.error(
                 "unexpected failure",
@@ -69,10 +70,12 @@ enum JSONResponse {
     static func noContent() -> Response { Response(status: .noContent) }
 
     static func error(_ error: APIError) -> Response {
-        json(
+        var response = json(
             .object([
                 ("error", .object([("code", .string(error.code.name)), ("message", .string(error.message))]))
             ]),
             status: error.status)
+        if let seconds = error.retryAfterSeconds { response.headers[.retryAfter] = String(seconds) }
+        return response
     }
 }

@@ -23,7 +23,13 @@ struct DeriveCommand: ParsableCommand {
     func run() throws {
         let walletKey = try Self.walletKey(signingShare: signingShare, publicKey: publicKey)
         let tweaks = try tweakOptions.tweaks()
-        let applied = try tweaks.apply(to: walletKey)
+        let applied: SigningTweaks.Applied
+        do {
+            applied = try tweaks.apply(to: walletKey)
+        } catch {
+            // The key came whole from a file or an option: a path it does not take is the command line's.
+            throw CLIError.usage(error)
+        }
         let derived = applied.derivedKey
         var members: [(String, JSONValue)] = [
             ("curve", .string(walletKey.curve.name)), ("walletPublicKey", .string(walletKey.hex)),
@@ -55,10 +61,11 @@ struct DeriveCommand: ParsableCommand {
         case (nil, let hex?):
             guard let bytes = Hex.decode(hex.lowercased()) else { throw CLIError.usage("--public-key must be hex") }
             guard bytes.count == 33 else {
-                throw ShareRecoveryError(
-                    .invalidParameters,
-                    "--public-key has \(bytes.count) bytes; derivation needs the 33-byte compressed secp256k1 wallet key (a 32-byte key is ed25519, which has no non-hardened threshold derivation, or x-only, which lacks the parity BIP-32 hashes)"
-                )
+                throw CLIError.usage(
+                    ShareRecoveryError(
+                        .invalidParameters,
+                        "--public-key has \(bytes.count) bytes; derivation needs the 33-byte compressed secp256k1 wallet key (a 32-byte key is ed25519, which has no non-hardened threshold derivation, or x-only, which lacks the parity BIP-32 hashes)"
+                    ))
             }
             return try mappingCryptoErrors { try Point(rawRepresentation: bytes, curve: .secp256k1) }
         default:

@@ -53,7 +53,7 @@ struct DeviceCommand: AsyncParsableCommand {
 
         func run() throws {
             guard !FileManager.default.fileExists(atPath: keyFile) else {
-                throw CLIError.usage("\(keyFile) exists: give a new path, or run `device add join` with it")
+                throw CLIError.outputExists("\(keyFile) exists: give a new path, or run `device add join` with it")
             }
             let pair = SealingKeyPair()
             try Files.write(Hex.encode(pair.secretKey.revealedBytes()) + "\n", to: keyFile, secret: true)

@@ -34,18 +34,19 @@ struct EjectCommand: AsyncParsableCommand {
     @Option(help: "With --custodian-shares: the custodian's X25519 secret key file, 64 hex digits.") var custodianKey:
         String?
     @Option(help: "With --custodian-shares: the backup's method.") var method: BackupMethod?
-    @Option(help: "WIF version byte for secp256k1: mainnet (0x80) or testnet (0xef, also signet and regtest).")
-    var network = "mainnet"
+    @Option(
+        help: "WIF version byte for secp256k1: mainnet (0x80, the default) or testnet (0xef, also signet and regtest).")
+    var network: String?
     @Option(help: "Write the key to this new file (mode 0600).") var out: String?
     @Flag(help: "Print the key on stdout instead of writing --out.") var revealSecret = false
 
     func run() async throws {
         try checkUsage()
-        guard let network = EjectedKey.WIFNetwork(name: network) else {
+        guard let network = EjectedKey.WIFNetwork(name: network ?? "mainnet") else {
             throw CLIError.usage("--network must be mainnet or testnet")
         }
         if let out, FileManager.default.fileExists(atPath: out) {
-            throw CLIError.file("\(out) exists; eject writes the key only to a new file")
+            throw CLIError.outputExists("\(out) exists; eject writes the key only to a new file")
         }
         Terminal.error("warning: eject rebuilds the FULL PRIVATE KEY of the wallet. Whoever reads it owns the wallet.")
         let key = try await rebuild()
@@ -85,6 +86,16 @@ struct EjectCommand: AsyncParsableCommand {
         }
     }
 
+    /// `--network` picks a WIF version byte, which only secp256k1 keys have; refused on ed25519
+    /// before the key is rebuilt (or the server releases its share), not silently ignored.
+    private func checkNetwork(_ curve: Curve) throws {
+        if let network, curve == .ed25519 {
+            throw CLIError.usage(
+                "--network \(network) is for secp256k1 keys (their WIF version byte); an ed25519 key has no network: leave --network out"
+            )
+        }
+    }
+
     private func rebuild() async throws -> EjectedKey {
         if let server {
             // Checked in checkUsage: with --server, userId and tokenFile are set.
@@ -94,10 +105,12 @@ struct EjectCommand: AsyncParsableCommand {
             } else {
                 share = try Files.readShare(signingShares[0])
             }
+            try checkNetwork(share.curve)
             return try await HTTPWalletClient(baseURL: server, tokenProvider: try TokenFile.provider(tokenFile ?? ""))
                 .eject(share: share, clientId: userId ?? "")
         }
         var shares = try signingShares.map(Files.readShare)
+        try checkNetwork(shares[0].curve)
         if let custodianShares, let custodianKey, let method {
             let selector = CustodianShareSelector(custodianKey: try Files.readCustodianKey(custodianKey))
             shares += try selector.select(

@@ -24,12 +24,17 @@ struct Keygen: ParsableCommand {
 
     func run() throws {
         let shares: [ShareRecord]
-        if dkg {
-            shares = try DistributedKeyGeneration.run(
-                parameters: DKGParameters(curve: curve, walletId: walletId, threshold: threshold, parties: parties))
-        } else {
-            shares = try KeyGeneration.generate(
-                curve: curve, walletId: walletId, threshold: threshold, parties: parties)
+        do {
+            if dkg {
+                shares = try DistributedKeyGeneration.run(
+                    parameters: DKGParameters(curve: curve, walletId: walletId, threshold: threshold, parties: parties))
+            } else {
+                shares = try KeyGeneration.generate(
+                    curve: curve, walletId: walletId, threshold: threshold, parties: parties)
+            }
+        } catch {
+            // keygen reads no file: parameters it refuses are the command line's.
+            throw error.code == .invalidParameters ? CLIError.usage(error) : error
         }
         try Files.writeSigningSet(shares, to: out)
         if !dkg {

@@ -124,7 +124,7 @@ struct OTPCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "otp", abstract: "Start an OTP flow and verify its code to get a purpose-bound token.",
         discussion: helpText(
-            "Purpose-bound tokens come from one-time codes: `otp start` asks the server to send a code for a purpose (recover, addOrUpdateRecovery, deleteRecovery, sign for `wallet create` and `sign --server`, or eject for `eject --server`) and prints a flow id; `otp verify` exchanges the code for a token written to a 0600 file. The reference server on its defaults appends codes to share-recovery-otp.jsonl.",
+            "Purpose-bound tokens come from one-time codes: `otp start` asks the server to send a code for a purpose (recover, addOrUpdateRecovery, deleteRecovery, sign for `wallet create` and `sign --server`, eject for `eject --server`, addDevice for `device add approve` and `device add join`, or removeDevice for `device remove`) and prints a flow id; `otp verify` exchanges the code for a token written to a 0600 file. The reference server on its defaults appends codes to share-recovery-otp.jsonl.",
             examples: [
                 "share-recovery otp start --server http://127.0.0.1:8080 --identifier user-1 --purpose addOrUpdateRecovery",
                 "share-recovery otp verify --server http://127.0.0.1:8080 --flow-id FLOW_ID --code-file code.txt --token-out add.token",
@@ -141,11 +141,17 @@ struct OTPCommand: AsyncParsableCommand {
                 ]))
         @Option(help: "The reference server's base URL.") var server: String
         @Option(help: "The user id the code is sent for.") var identifier: String
-        @Option(help: "recover, addOrUpdateRecovery, deleteRecovery, sign or eject.") var purpose: String
+        @Option(help: ArgumentHelp("The token's purpose: \(Start.purposes).", valueName: "purpose")) var purpose: String
+
+        /// Every purpose, from the one list (`TokenPurpose`), so a new one appears here without an edit.
+        static let purposes: String = {
+            let names = TokenPurpose.allCases.map(\.rawValue)
+            return names.dropLast().joined(separator: ", ") + " or " + names[names.count - 1]
+        }()
 
         func run() async throws {
             guard TokenPurpose(rawValue: purpose) != nil else {
-                throw ValidationError("--purpose must be recover, addOrUpdateRecovery, deleteRecovery, sign or eject")
+                throw CLIError.usage("--purpose must be \(Self.purposes)")
             }
             let flowId = try await ReferenceServerClient(base: server).startFlow(
                 identifier: identifier, purpose: purpose)

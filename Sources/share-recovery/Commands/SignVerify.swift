@@ -40,11 +40,16 @@ struct SignCommand: AsyncParsableCommand {
         guard !signingShares.isEmpty || store != nil else {
             throw CLIError.usage("give each signer's share with --signing-share (t or more)")
         }
-        let tweaks = try tweakOptions.tweaks()
+        // A path that does not parse is refused before any file or store is read.
+        _ = try tweakOptions.tweaks()
         var shares = try signingShares.map(Files.readShare)
         if let store, let passcodeFile {
             shares = [try await DeviceShareSource.current(store: store, passcodeFile: passcodeFile)]
         }
+        guard let first = shares.first else {
+            throw CLIError.usage("give each signer's share with --signing-share (t or more)")
+        }
+        let (mode, tweaks) = try tweakOptions.checked(mode: mode, curve: first.curve)
         let message = try Files.read(messageFile)
         let package: SigningPackage, signature: [UInt8]
         if let server {
@@ -97,16 +102,13 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var tweakOptions: TweakOptions
 
     func run() throws {
-        let mode = mode ?? .default(for: curve)
-        try mode.check(on: curve)
+        let (mode, tweaks) = try tweakOptions.checked(mode: mode, curve: curve)
         guard let keyBytes = Hex.decode(publicKey.lowercased()) else {
             throw CLIError.usage("--public-key must be hex")
         }
         guard let signatureBytes = Hex.decode(signature.lowercased()) else {
             throw CLIError.usage("--signature must be hex")
         }
-        let tweaks = try tweakOptions.tweaks()
-        try tweaks.check(mode: mode, curve: curve)
         let xOnly = curve == .secp256k1 && mode == .bip340 && keyBytes.count == 32
         if xOnly, !tweaks.isEmpty {
             throw CLIError.usage("--path and --taproot derive from the 33-byte wallet key, not from an x-only key")

@@ -22,13 +22,8 @@ struct StoreCommand: AsyncParsableCommand {
             Argon2idParameters.default.memlimitKiB
 
         func open() throws -> FileSigningShareStore {
-            let argon2: Argon2idParameters
-            do {
-                argon2 = try Argon2idParameters(opslimit: kdfOps, memlimitKiB: kdfMemKib)
-            } catch let error as ShareCryptoError {
-                throw ShareRecoveryError(.invalidKdfParameters, error.reason)
-            }
-            return try FileSigningShareStore(directory: store, argon2: argon2)
+            try FileSigningShareStore(
+                directory: store, argon2: try KDFOptions.parameters(opslimit: kdfOps, memlimitKiB: kdfMemKib))
         }
     }
 

@@ -1,13 +1,59 @@
-/// What to do about a failure, by its stable code: the `hint:` line the CLI prints under the
-/// `error:` line. The error says what happened (the library's words); the hint says what to do
+/// What to do about a failure: the `hint:` line the CLI prints under the `error:` line, chosen by
+/// the command that failed and the error's stable code, since one code means different mistakes in
+/// different commands (`inconsistentShares` is a wrong custodian key in `recover`, shares of two
+/// sets in `eject`). The error says what happened (the library's words); the hint says what to do
 /// with this tool's options. docs/newcomer-errors.md shows both for the common mistakes, and
 /// NewcomerErrorTests holds the two to the same text.
 enum ErrorHints {
-    static func hint(for code: String) -> String? { hints[code] }
+    /// The hint for `code` raised by `command` (its path below the root, e.g. `device list`): the
+    /// command's own hint for the code, else the code's. A server's `Retry-After` becomes the wait.
+    static func hint(for code: String, command: String, retryAfterSeconds: Int? = nil) -> String? {
+        if code == "rateLimited", let retryAfterSeconds {
+            return
+                "too many attempts in a short time: the server asks to wait \(retryAfterSeconds) seconds; run the command again after that."
+        }
+        return byCommand[command]?[code] ?? hints[code]
+    }
+
+    /// Where a code means another mistake in one command than elsewhere.
+    private static let byCommand: [String: [String: String]] = [
+        "sign": [
+            "invalidParameters":
+                "give t --signing-share files of one wallet's current signing set, one per party: the share-<i>.json files that one keygen, recover or `device add join` wrote.",
+            "noMatchingShare": ejectedOrOtherUser,
+        ],
+        "device list": ["noMatchingShare": ejectedOrOtherUser],
+        "device remove": ["noMatchingShare": ejectedOrOtherUser, "unauthorized": singleUseToken("removeDevice")],
+        "device add approve": ["noMatchingShare": ejectedOrOtherUser],
+        "device add join": [
+            "invalidKeyMaterial":
+                "--key-file takes the file that `device add request` wrote on this device (64 hex digits, mode 0600); if it is lost or overwritten, run `device add request` again and have the approving device approve the new deviceKey.",
+            "unauthorized": singleUseToken("addDevice"),
+        ],
+        "eject": [
+            "inconsistentShares":
+                "give t --signing-share files of one set of one wallet (the share-<i>.json files that one keygen, recover or `kit recover` wrote); with --custodian-shares, the custodian-backup-shares.json that the backup of this user share wrote, and if a reason says unsealFailed, the custodian.key beside the custodian.pub it used.",
+            "noMatchingShare": ejectedOrOtherUser,
+            "unauthorized": singleUseToken("eject"),
+        ],
+        "methods add": ["unauthorized": singleUseToken("addOrUpdateRecovery")],
+        "methods delete": ["unauthorized": singleUseToken("deleteRecovery")],
+    ]
+
+    /// The server holds no wallet of this user: the usual reason is an earlier eject.
+    private static let ejectedOrOtherUser =
+        "the server holds no share of this wallet for --user-id: if the wallet was ejected (`eject --server`), the server no longer signs, lists or adds devices for it, so sign with the ejected key in the wallet it went to; otherwise check --user-id."
+
+    /// A refused token for a command whose token is spent by its first use.
+    private static func singleUseToken(_ purpose: String) -> String {
+        "this command's token (purpose \(purpose)) is spent by its first use, and expires: if the error says it was already used or has expired, get a new one with `otp start --purpose \(purpose)` and `otp verify`."
+    }
 
     private static let hints: [String: String] = [
         "authenticationFailed":
             "the secret does not open this cipherText, or the cipherText was changed: check that --secret-file holds exactly this backup's password or key (one trailing newline is ignored). Nothing was changed.",
+        "outputExists":
+            "this command never overwrites a file it writes secrets to: give a path that does not exist yet, or move the old file away first if it is no longer needed.",
         "fileError":
             "options ending in -file (and --share, --cipher-text, --custodian-key, …) take the path of a file, never the value itself: put a secret in a file first, e.g. printf '%s' 'my password' > password.txt; chmod 600 password.txt",
         "inconsistentShares":
@@ -31,7 +77,7 @@ enum ErrorHints {
         "malformedCipherText":
             "--cipher-text takes the cipherText file that backup or encrypt wrote: one line of base64.",
         "unauthorized":
-            "the token is missing, expired or not from this server: get a new one with `otp start` and `otp verify`.",
+            "the server did not accept the token (the error says why: missing, expired, already used, or from another server): get a new one with `otp start` and `otp verify`.",
         "forbidden":
             "the token is of another purpose or user: get one of the purpose this command's help names (otp start --purpose …).",
         "rateLimited": "too many attempts in a short time: wait, then try again.",

@@ -41,10 +41,15 @@ struct KDFOptions: ParsableArguments {
     var keyId: String = ""
 
     func parameters() throws -> Argon2idParameters {
+        try Self.parameters(opslimit: kdfOps, memlimitKiB: kdfMemKib)
+    }
+
+    /// Argon2id parameters from options; out of bounds is a usage error (`invalidKdfParameters`, exit 2).
+    static func parameters(opslimit: UInt32, memlimitKiB: UInt32) throws -> Argon2idParameters {
         do {
-            return try Argon2idParameters(opslimit: kdfOps, memlimitKiB: kdfMemKib)
+            return try Argon2idParameters(opslimit: opslimit, memlimitKiB: memlimitKiB)
         } catch let error as ShareCryptoError {
-            throw ShareRecoveryError(.invalidKdfParameters, error.reason)
+            throw CLIError.usage(ShareRecoveryError(.invalidKdfParameters, error.reason))
         }
     }
 }

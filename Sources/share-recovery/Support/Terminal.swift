@@ -1,3 +1,5 @@
+import ShareRecovery
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,4 +42,15 @@ struct CLIError: Error {
 
     static func usage(_ message: String) -> CLIError { CLIError(code: "usage", message: message, isUsage: true) }
     static func file(_ message: String) -> CLIError { CLIError(code: "fileError", message: message, isUsage: false) }
+
+    /// An output path that exists: a usage error, since the command never overwrites what it writes.
+    static func outputExists(_ message: String) -> CLIError {
+        CLIError(code: "outputExists", message: message, isUsage: true)
+    }
+
+    /// An engine check that failed on option values alone (a threshold, KDF parameters): a usage
+    /// error that keeps the engine's code, so its hint still applies.
+    static func usage(_ error: ShareRecoveryError) -> CLIError {
+        CLIError(code: "\(error.code)", message: error.reason, isUsage: true)
+    }
 }

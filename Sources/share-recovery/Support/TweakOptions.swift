@@ -1,4 +1,5 @@
 import ArgumentParser
+import ShareCrypto
 import ShareRecovery
 
 /// `--path` and `--taproot`: what `derive`, `sign` and `verify` tweak the wallet key for (docs/derivation.md).
@@ -9,10 +10,28 @@ struct TweakOptions: ParsableArguments {
         help: "The BIP-341 Taproot output key (key path, no script tree) of the wallet key, or of the child at --path.")
     var taproot = false
 
-    /// The tweaks; a bad path is `invalidParameters` naming the step.
+    /// The tweaks; a bad path is a usage error (`invalidParameters` naming the step, exit 2).
     func tweaks() throws -> SigningTweaks {
-        SigningTweaks(
-            path: try path.map { (text) throws(ShareRecoveryError) in try DerivationPath(text) } ?? .root,
-            taproot: taproot)
+        do {
+            return SigningTweaks(
+                path: try path.map { (text) throws(ShareRecoveryError) in try DerivationPath(text) } ?? .root,
+                taproot: taproot)
+        } catch {
+            throw CLIError.usage(error)
+        }
+    }
+
+    /// The mode and tweaks for a key of `curve`: a mode or tweaks the curve does not take are a
+    /// usage error too, like `eject --network` on ed25519, not a failed signature.
+    func checked(mode: SigningMode?, curve: Curve) throws -> (mode: SigningMode, tweaks: SigningTweaks) {
+        let tweaks = try tweaks()
+        let mode = mode ?? .default(for: curve)
+        do {
+            try mode.check(on: curve)
+            try tweaks.check(mode: mode, curve: curve)
+        } catch {
+            throw CLIError.usage(error)
+        }
+        return (mode, tweaks)
     }
 }

@@ -138,10 +138,10 @@ public enum ThresholdSigning {
         guard let first = shares.first else {
             throw ShareRecoveryError(.invalidParameters, "signing needs the signers' shares")
         }
-        for share in shares.dropFirst() where !share.isSameSet(as: first) {
+        for share in shares.dropFirst() {
+            guard let mismatch = share.setMismatch(with: first) else { continue }
             throw ShareRecoveryError(
-                .invalidParameters,
-                "party \(share.partyIndex)'s share is of set \(share.setId) generation \(share.generation), party \(first.partyIndex)'s of set \(first.setId) generation \(first.generation): every signer needs a share of the current signing set",
+                .invalidParameters, "\(mismatch): every signer needs a share of one wallet's current signing set",
                 party: share.partyIndex)
         }
         guard Set(shares.map(\.partyIndex)).count == shares.count else {
