@@ -125,7 +125,7 @@ let package = Package(
             ]
         ),
 
-        // The standalone timing executable (README: Benchmarks).
+        // The standalone timing executable (docs/benchmarks.md).
         .executableTarget(
             name: "recovery-bench",
             dependencies: [

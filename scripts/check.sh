@@ -11,10 +11,10 @@
 #   5. docs/openapi.yaml against a started server, by schemathesis from PyPI with real credentials
 #      (scripts/conformance.sh, about five minutes);
 #   6. a compile-only build of share-recovery with the OTLP trait (`serve` exporting spans over
-#      OTLP/HTTP, docs/server.md "Tracing"), in the plain .build (96 s at 096a5c4, building every product).
+#      OTLP/HTTP, docs/server.md "Tracing"), in the plain .build, the share-recovery product only.
 # The conformance run is bounded by time, not work (35 s per group), so it runs in the background
 # while 3, 4 and 6 build and verify, against a copy of the server binary their builds cannot replace;
-# its output is printed when it ends. Run alone it took 313 s of the 50 minutes of CI at 096a5c4.
+# its output is printed when it ends. Run alone it is one of the longest steps of CI.
 # Each step prints its own timing; any failure fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

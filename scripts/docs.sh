@@ -2,7 +2,7 @@
 # Builds the DocC documentation of every library target with swift-docc-plugin, any DocC warning
 # an error (a broken symbol link, an undocumented parameter). `make check` (CI) runs it.
 # One invocation for all five targets: the plugin then builds its snippet tool and the package once,
-# where one invocation per target repeated both (warm: 101 s instead of 132 s, measured 2026-11-27).
+# where one invocation per target repeated both (about a quarter slower, warm).
 # The archives land in .build/plugins/Swift-DocC/outputs/<Target>.doccarchive; preview one with
 #   swift package --disable-sandbox preview-documentation --target ShareRecovery
 set -euo pipefail
