@@ -61,14 +61,14 @@ enum Timer {
     }
 
     static func measure(
-        _ group: String, _ name: String, iterations: Int, warmup: Int? = nil, _ body: () throws -> Void
-    ) rethrows -> Measurement {
-        for _ in 0..<(warmup ?? max(1, iterations / 10)) { try body() }
+        _ group: String, _ name: String, iterations: Int, warmup: Int? = nil, _ body: () async throws -> Void
+    ) async rethrows -> Measurement {
+        for _ in 0..<(warmup ?? max(1, iterations / 10)) { try await body() }
         var histogram = Self.histogram()
         var total: UInt64 = 0
         for _ in 0..<iterations {
             let start = now()
-            try body()
+            try await body()
             let elapsed = now() - start
             total += elapsed
             _ = histogram.record(max(elapsed, 1))
@@ -84,11 +84,11 @@ enum Timer {
     /// measurement's floor.
     /// `unit`, when given (one k·G), is timed in the same rotation and becomes the measurement's unit.
     static func measureAgainstFloor(
-        _ group: String, _ name: String, iterations: Int, warmup: Int? = nil, _ body: () throws -> Void,
+        _ group: String, _ name: String, iterations: Int, warmup: Int? = nil, _ body: () async throws -> Void,
         floor: () throws -> Void, unit: (() -> Void)? = nil
-    ) rethrows -> Measurement {
+    ) async rethrows -> Measurement {
         for _ in 0..<(warmup ?? max(1, iterations / 10)) {
-            try body()
+            try await body()
             try floor()
             unit?()
         }
@@ -98,20 +98,20 @@ enum Timer {
             unit: Self.histogram()
         )
         var total: UInt64 = 0
-        func timed(_ work: () throws -> Void) rethrows -> UInt64 {
+        func timed(_ work: () async throws -> Void) async rethrows -> UInt64 {
             let start = now()
-            try work()
+            try await work()
             return max(now() - start, 1)
         }
         for iteration in 0..<iterations {
             let bodyFirst = iteration % 2 == 0
-            if !bodyFirst { _ = histograms.floor.record(try timed(floor)) }
-            let elapsed = try timed(body)
+            if !bodyFirst { _ = histograms.floor.record(try await timed(floor)) }
+            let elapsed = try await timed(body)
             total += elapsed
             _ = histograms.body.record(elapsed)
-            if bodyFirst { _ = histograms.floor.record(try timed(floor)) }
+            if bodyFirst { _ = histograms.floor.record(try await timed(floor)) }
             // A k·G is a few microseconds: several per turn, so the clock's resolution does not show.
-            if let unit { _ = histograms.unit.record(timed { for _ in 0..<8 { unit() } } / 8) }
+            if let unit { _ = histograms.unit.record(await timed { for _ in 0..<8 { unit() } } / 8) }
         }
         var measurement = Measurement(
             group: group, name: name, iterations: iterations, medianNs: histograms.body.median,

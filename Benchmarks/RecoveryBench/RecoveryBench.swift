@@ -78,7 +78,7 @@ struct RecoveryBench: AsyncParsableCommand {
 
     mutating func run() async throws {
         if let (curve, count) = profileRun {
-            try Bench.profileRecoveries(curve: curve, count: count)
+            try await Bench.profileRecoveries(curve: curve, count: count)
             return
         }
         var bench = Bench(quick: quick, serverOnly: serverOnly || serverWorkload != nil, serverWorkload: serverWorkload)
@@ -148,13 +148,13 @@ struct Bench {
             try await serverLoad()
             return
         }
-        try floors(raw)
-        for curve in Curve.allCases { try engineSteps(curve) }
-        for curve in Curve.allCases { try subShareChecks(curve) }
-        for curve in Curve.allCases { try protocols(curve) }
-        for curve in Curve.allCases { try deviceAdd(curve) }
-        try selection()
-        try scaling()
+        try await floors(raw)
+        for curve in Curve.allCases { try await engineSteps(curve) }
+        for curve in Curve.allCases { try await subShareChecks(curve) }
+        for curve in Curve.allCases { try await protocols(curve) }
+        for curve in Curve.allCases { try await deviceAdd(curve) }
+        try await selection()
+        try await scaling()
         try await serverLoad()
     }
 
@@ -190,7 +190,7 @@ struct Bench {
         // alone, with --server-only).
         let count = OperationCounts.serverSession
         let work = floorWork(count, curve: .secp256k1)
-        var crypto = Timer.measure(
+        var crypto = await Timer.measure(
             "floor secp256k1", "recovery session's cryptography, both parties", iterations: n(2_000, 200)
         ) {
             work()
@@ -220,7 +220,7 @@ struct Bench {
 
     // MARK: Floors
 
-    mutating func floors(_ raw: RawPrimitives) throws {
+    mutating func floors(_ raw: RawPrimitives) async throws {
         let count = n(2_000, 200)
         var secp = PrimitiveCosts(), ed = PrimitiveCosts()
         func check(_ ok: Bool) { precondition(ok, "a primitive failed during the benchmark") }
@@ -237,7 +237,7 @@ struct Bench {
             ("SHA-512 block", count, raw.sha512, \.sha, .ed25519),
         ]
         for (name, iterations, body, keyPath, curve) in pairs {
-            let m = Timer.measure("floor \(curve)", name, iterations: iterations) { check(body()) }
+            let m = await Timer.measure("floor \(curve)", name, iterations: iterations) { check(body()) }
             if curve == .secp256k1 {
                 secp[keyPath: keyPath] = Double(m.medianNs)
             } else {
@@ -250,7 +250,7 @@ struct Bench {
             ("X25519 seal", raw.seal, \.seal), ("X25519 open", raw.open, \.open),
         ]
         for (name, body, keyPath) in shared {
-            let m = Timer.measure("floor", name, iterations: count) { check(body()) }
+            let m = await Timer.measure("floor", name, iterations: count) { check(body()) }
             if let keyPath {
                 secp[keyPath: keyPath] = Double(m.medianNs)
                 ed[keyPath: keyPath] = Double(m.medianNs)
@@ -259,11 +259,11 @@ struct Bench {
         }
         let argonMin = Argon2idParameters.minimum, argonDefault = Argon2idParameters.default
         add(
-            Timer.measure("floor", "Argon2id minimum (1, 8 KiB)", iterations: count) {
+            await Timer.measure("floor", "Argon2id minimum (1, 8 KiB)", iterations: count) {
                 check(raw.argon2id(opslimit: argonMin.opslimit, memlimitKiB: argonMin.memlimitKiB))
             })
         add(
-            Timer.measure("floor", "Argon2id default (3, 64 MiB)", iterations: n(20, 3), warmup: 1) {
+            await Timer.measure("floor", "Argon2id default (3, 64 MiB)", iterations: n(20, 3), warmup: 1) {
                 check(raw.argon2id(opslimit: argonDefault.opslimit, memlimitKiB: argonDefault.memlimitKiB))
             })
         costs = [.secp256k1: secp, .ed25519: ed]
@@ -273,7 +273,7 @@ struct Bench {
 
     // MARK: Engine steps
 
-    mutating func engineSteps(_ curve: Curve) throws {
+    mutating func engineSteps(_ curve: Curve) async throws {
         let group = "engine \(curve)"
         let cost = costs[curve]!
         let custodian = SealingKeyPair(using: random)
@@ -289,7 +289,7 @@ struct Bench {
         let iterations = n(300, 40)
 
         let binary = try signing[0].binary()
-        var m = try Timer.measure(group, "record parse + validate", iterations: iterations) {
+        var m = try await Timer.measure(group, "record parse + validate", iterations: iterations) {
             _ = try ShareRecord(binary: binary)
         }
         var count = OperationCounts.recordParse(index: 1, threshold: 2)
@@ -297,7 +297,7 @@ struct Bench {
         m.note = count.summary
         add(m)
 
-        m = try Timer.measure(group, "cipherText decrypt cloudKey", iterations: iterations) {
+        m = try await Timer.measure(group, "cipherText decrypt cloudKey", iterations: iterations) {
             _ = try cloud.cipherText.decrypt(secret: cloudKey)
         }
         count = OperationCounts.recordParse(index: 1, threshold: 2) + .init(aead: 1, hkdf: 1)
@@ -305,8 +305,9 @@ struct Bench {
         m.note = count.summary
         add(m)
 
-        m = try Timer.measure(group, "cipherText decrypt password (default Argon2id)", iterations: n(10, 2), warmup: 1)
-        {
+        m = try await Timer.measure(
+            group, "cipherText decrypt password (default Argon2id)", iterations: n(10, 2), warmup: 1
+        ) {
             _ = try pw.cipherText.decrypt(secret: password)
         }
         m.floorNs = argonDefaultNs + cost.floor(OperationCounts.recordParse(index: 1, threshold: 2) + .init(aead: 1))
@@ -317,7 +318,7 @@ struct Bench {
         let plan = try ResharingPlan(
             oldSet: signing[0], dealers: [1, 2], newThreshold: 2, newParties: 2, newKind: .backup, newGeneration: 0,
             newSetId: SetID.random(using: random))
-        m = try Timer.measure(group, "resharing dealer step", iterations: iterations) {
+        m = try await Timer.measure(group, "resharing dealer step", iterations: iterations) {
             _ = try ResharingDealer.deal(share: signing[0], plan: plan, using: random)
         }
         count = OperationCounts.dealer(1, dealers: [1, 2], newThreshold: 2)
@@ -326,7 +327,7 @@ struct Bench {
         m.note = count.summary
         add(m)
         let dealings = try signing.map { try ResharingDealer.deal(share: $0, plan: plan, using: random) }
-        m = try Timer.measure(group, "resharing receiver step (party 2)", iterations: iterations) {
+        m = try await Timer.measure(group, "resharing receiver step (party 2)", iterations: iterations) {
             _ = try ResharingReceiver.receive(partyIndex: 2, plan: plan, dealings: dealings)
         }
         count = OperationCounts.receiver(index: 2, dealers: [1, 2], threshold: 2, newThreshold: 2)
@@ -343,10 +344,10 @@ struct Bench {
         count = OperationCounts.offlineRecovery(threshold: 2, parties: 2, argon: false)
         let cloudFloor = floorWork(count, curve: curve)
         let unit = curve == .secp256k1 ? raw.secp256k1GeneratorMultiply : raw.ed25519GeneratorMultiply
-        m = try Timer.measureAgainstFloor(
+        m = try await Timer.measureAgainstFloor(
             group, "full local recovery cloudKey (2-of-2)", iterations: iterations * 2,
             {
-                _ = try OfflineRecovery.recover(
+                _ = try await OfflineRecovery.recover(
                     cipherText: cloudText, secret: cloudKey, custodianShares: cloudShares, custodianKey: custodian,
                     using: random)
             }, floor: cloudFloor, unit: { precondition(unit(), "k·G failed during the benchmark") })
@@ -358,10 +359,10 @@ struct Bench {
         add(m)
 
         let argonDefault = Argon2idParameters.default, raw = raw
-        m = try Timer.measureAgainstFloor(
+        m = try await Timer.measureAgainstFloor(
             group, "full local recovery password (default Argon2id)", iterations: n(20, 3), warmup: 1
         ) {
-            _ = try OfflineRecovery.recover(
+            _ = try await OfflineRecovery.recover(
                 cipherText: passwordText, secret: password, custodianShares: passwordShares, custodianKey: custodian,
                 using: random)
         } floor: {
@@ -371,7 +372,7 @@ struct Bench {
         m.note = "ratio to Argon2id at the same parameters, timed alternately"
         add(m)
 
-        m = try Timer.measure(group, "full backup cloudKey (2-of-2)", iterations: iterations) {
+        m = try await Timer.measure(group, "full backup cloudKey (2-of-2)", iterations: iterations) {
             _ = try BackupCreation.create(
                 signingShares: signing, method: .cloudKey, secret: cloudKey, custodianPublicKey: custodian.publicKey,
                 using: random)
@@ -391,8 +392,10 @@ struct Bench {
                 custodianPublicKey: custodian.publicKey,
                 using: random)
             let text = backup.cipherText.base64, shares = backup.custodianShares.map(\.json)
-            m = try Timer.measure(group, "full local recovery cloudKey (\(t)-of-\(parties))", iterations: n(100, 15)) {
-                _ = try OfflineRecovery.recover(
+            m = try await Timer.measure(
+                group, "full local recovery cloudKey (\(t)-of-\(parties))", iterations: n(100, 15)
+            ) {
+                _ = try await OfflineRecovery.recover(
                     cipherText: text, secret: cloudKey, custodianShares: shares, custodianKey: custodian, using: random)
             }
             count = OperationCounts.offlineRecovery(threshold: t, parties: parties, argon: false)
@@ -408,13 +411,13 @@ struct Bench {
 
     /// DKG and one signature per mode, all parties in this process through the real messages, each
     /// timed alternately with the work of its floor (docs/formats.md §10–§11; counts in ProtocolCounts).
-    mutating func protocols(_ curve: Curve) throws {
+    mutating func protocols(_ curve: Curve) async throws {
         let group = "wallet \(curve)"
         let random = random
         for (t, parties) in [(2, 2), (2, 3)] {
             let parameters = try DKGParameters(curve: curve, walletId: "bench", threshold: t, parties: parties)
             let count = ProtocolCounts.dkg(threshold: t, parties: parties, curve: curve)
-            var m = try Timer.measureAgainstFloor(
+            var m = try await Timer.measureAgainstFloor(
                 group, "DKG \(t)-of-\(parties)", iterations: n(200, 20),
                 { _ = try DistributedKeyGeneration.run(parameters: parameters, using: random) },
                 floor: floorWork(count, curve: curve))
@@ -427,7 +430,7 @@ struct Bench {
         let message = random.bytes(count: 32)
         for mode in SigningMode.allCases where (try? mode.check(on: curve)) != nil {
             let count = ProtocolCounts.signing(threshold: 2, mode: mode, curve: curve)
-            var m = try Timer.measureAgainstFloor(
+            var m = try await Timer.measureAgainstFloor(
                 group, "sign \(mode) (2-of-2)", iterations: n(300, 30),
                 { _ = try ThresholdSigning.sign(shares: set, message: message, mode: mode, using: random) },
                 floor: floorWork(count, curve: curve))
@@ -440,7 +443,7 @@ struct Bench {
     /// Adding a device to a 2-of-2 wallet (docs/devices.md): the custodian's role plans and deals, the
     /// approver checks its dealing and deals, the custodian and the new device receive; each sub-share
     /// sealed to its receiver and opened there, as on the wire.
-    mutating func deviceAdd(_ curve: Curve) throws {
+    mutating func deviceAdd(_ curve: Curve) async throws {
         let random = random
         let set = try DistributedKeyGeneration.run(
             parameters: DKGParameters(curve: curve, walletId: "bench", threshold: 2, parties: 2), using: random)
@@ -451,7 +454,7 @@ struct Bench {
             return try Scalar(secure: try SealedBox.open(sealed, with: key), curve: curve)
         }
         let count = ProtocolCounts.deviceAdd()
-        var m = try Timer.measureAgainstFloor(
+        var m = try await Timer.measureAgainstFloor(
             "wallet \(curve)", "device add (2-of-2 into a new 2-of-2)", iterations: n(300, 30),
             {
                 let custodian = try DeviceEnrolmentCustodian.open(
@@ -482,7 +485,7 @@ struct Bench {
 
     // MARK: Selection
 
-    mutating func selection() throws {
+    mutating func selection() async throws {
         let curve = Curve.secp256k1
         let cost = costs[curve]!
         let custodian = SealingKeyPair(using: random)
@@ -508,10 +511,12 @@ struct Bench {
         for size in sizes {
             var candidates = Array(decoys.prefix(size - 1))
             candidates.insert(target.custodianShares[0].json, at: candidates.count / 2)
-            let parseOnly = try Timer.measure("selection", "parse-and-filter pass N=\(size)", iterations: n(50, 10)) {
+            let parseOnly = try await Timer.measure(
+                "selection", "parse-and-filter pass N=\(size)", iterations: n(50, 10)
+            ) {
                 for text in candidates { _ = try CustodianBackupShare(json: text) }
             }
-            var m = Timer.measure("selection", "select N=\(size)", iterations: n(50, 10)) {
+            var m = await Timer.measure("selection", "select N=\(size)", iterations: n(50, 10)) {
                 guard case .selected = selector.select(for: user, method: .cloudKey, candidates: candidates) else {
                     preconditionFailure("selection failed in the benchmark")
                 }
@@ -526,7 +531,7 @@ struct Bench {
 
     // MARK: Scaling
 
-    mutating func scaling() throws {
+    mutating func scaling() async throws {
         let custodian = SealingKeyPair(using: random)
         let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "bench", using: random)
         let key = BackupSecret.keyMaterial(random.secureBytes(count: 32))
@@ -536,20 +541,26 @@ struct Bench {
         let text = backup.cipherText.base64
         let shares = backup.custodianShares.map(\.json)
         let total = n(10_000, 400)
-        func batch(workers: Int) -> Double {
+        // One child task per worker: the cooperative pool has a thread per core, as
+        // concurrentPerform had, and a recovery suspends only on the in-process custodian and store.
+        func batch(workers: Int) async -> Double {
             let start = Timer.now()
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                let share = total / workers + (worker < total % workers ? 1 : 0)
-                for _ in 0..<share {
-                    _ = try? OfflineRecovery.recover(
-                        cipherText: text, secret: key, custodianShares: shares, custodianKey: custodian)
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<workers {
+                    let share = total / workers + (worker < total % workers ? 1 : 0)
+                    group.addTask {
+                        for _ in 0..<share {
+                            _ = try? await OfflineRecovery.recover(
+                                cipherText: text, secret: key, custodianShares: shares, custodianKey: custodian)
+                        }
+                    }
                 }
             }
             return Double(Timer.now() - start)
         }
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let one = batch(workers: 1)
-        let all = batch(workers: cores)
+        let one = await batch(workers: 1)
+        let all = await batch(workers: cores)
         let perOne = one / Double(total), perAll = all / Double(total)
         var m = Measurement(
             group: "scaling", name: "batch of \(total) cloudKey recoveries, 1 core", iterations: total,
@@ -565,7 +576,7 @@ struct Bench {
     }
 
     /// A fixed workload for instruction counting: no timing, no output.
-    static func profileRecoveries(curve: Curve, count: Int) throws {
+    static func profileRecoveries(curve: Curve, count: Int) async throws {
         let random = DeterministicRandom(seed: Array("profile".utf8))
         let custodian = SealingKeyPair(using: random)
         let signing = try KeyGeneration.generate(curve: curve, walletId: "bench", using: random)
@@ -575,7 +586,7 @@ struct Bench {
             using: random)
         let text = backup.cipherText.base64, shares = backup.custodianShares.map(\.json)
         for _ in 0..<count {
-            _ = try OfflineRecovery.recover(
+            _ = try await OfflineRecovery.recover(
                 cipherText: text, secret: key, custodianShares: shares, custodianKey: custodian, using: random)
         }
     }

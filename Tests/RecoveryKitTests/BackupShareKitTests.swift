@@ -23,7 +23,7 @@ struct BackupShareKitTests {
     ]
 
     @Test(arguments: Curve.allCases, layouts)
-    func kitRecoversTheWallet(curve: Curve, layout: Layout) throws {
+    func kitRecoversTheWallet(curve: Curve, layout: Layout) async throws {
         let random = DeterministicRandom(seed: Array("kit \(curve) \(layout)".utf8))
         let custodian = SealingKeyPair(using: random)
         let signing = try KeyGeneration.generate(curve: curve, walletId: "w-kit", using: random)
@@ -48,7 +48,7 @@ struct BackupShareKitTests {
             let (found, method) = try BackupShareKit.userShare(masterSecret: secret, custodianShares: candidates)
             #expect(found == userShare)
             #expect(method == .iCloud)
-            let recovered = try OfflineRecovery.recover(
+            let recovered = try await OfflineRecovery.recover(
                 userShare: found, method: method, custodianShares: candidates, custodianKey: custodian, using: random)
             #expect(recovered[0].publicKey == signing[0].publicKey)
             #expect(recovered[0].generation == 1)

@@ -203,14 +203,14 @@ struct DerivationTests {
     }
 
     @Test("a recovered set (generation 1) signs under the same child and Taproot keys")
-    func recoveredSetSignsTweaked() throws {
+    func recoveredSetSignsTweaked() async throws {
         let original = try Self.dkg()
         let custodian = SealingKeyPair()
         let secret = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
         let backup = try BackupCreation.create(
             signingShares: Array(original.prefix(2)), method: .cloudKey, secret: secret,
             custodianPublicKey: custodian.publicKey, keyId: "k")
-        let recovered = try OfflineRecovery.recover(
+        let recovered = try await OfflineRecovery.recover(
             cipherText: backup.cipherText.base64, secret: secret, custodianShares: backup.custodianShares.map(\.json),
             custodianKey: custodian)
         #expect(recovered[0].generation == 1)

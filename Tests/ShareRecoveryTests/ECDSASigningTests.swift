@@ -60,14 +60,14 @@ struct ECDSASigningTests {
 
     @Test(
         "a recovered set (generation g+1) refuses the old setups and signs under the same address after a fresh setup")
-    func recoveredSet() throws {
+    func recoveredSet() async throws {
         let original = try Self.dkg(threshold: 2, parties: 2, walletId: "ecdsa-recovered")
         let custodian = SealingKeyPair()
         let secret = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
         let backup = try BackupCreation.create(
             signingShares: original, method: .cloudKey, secret: secret, custodianPublicKey: custodian.publicKey,
             keyId: "k")
-        let recovered = try OfflineRecovery.recover(
+        let recovered = try await OfflineRecovery.recover(
             cipherText: backup.cipherText.base64, secret: secret, custodianShares: backup.custodianShares.map(\.json),
             custodianKey: custodian)
         let newShares = Array(recovered.prefix(2))

@@ -23,7 +23,7 @@ struct RoundTripTests {
     static let layouts = [Layout(threshold: 2, parties: 2), Layout(threshold: 2, parties: 3)]
 
     @Test(arguments: Curve.allCases, layouts)
-    func everyMethodRecoversTheSameKey(curve: Curve, layout: Layout) throws {
+    func everyMethodRecoversTheSameKey(curve: Curve, layout: Layout) async throws {
         let random = DeterministicRandom(seed: Array("round-trip \(curve) \(layout)".utf8))
         let custodian = SealingKeyPair(using: random)
         let signing = try KeyGeneration.generate(
@@ -35,7 +35,7 @@ struct RoundTripTests {
                 custodianPublicKey: custodian.publicKey, argon2: Self.cheap, keyId: "key-1", using: random)
             #expect(backup.custodianShares.count == layout.parties - 1)
             var statuses: [RecoveryStatus] = []
-            let recovered = try OfflineRecovery.recover(
+            let recovered = try await OfflineRecovery.recover(
                 cipherText: backup.cipherText.base64, secret: secret,
                 custodianShares: backup.custodianShares.map(\.json),
                 custodianKey: custodian, progress: { statuses.append($0) }, using: random)
@@ -57,7 +57,7 @@ struct RoundTripTests {
         }
     }
 
-    @Test func wrongSecretIsAuthenticationFailed() throws {
+    @Test func wrongSecretIsAuthenticationFailed() async throws {
         let random = DeterministicRandom(seed: Array("wrong".utf8))
         let custodian = SealingKeyPair(using: random)
         let signing = try KeyGeneration.generate(curve: .secp256k1, walletId: "w", using: random)
@@ -65,14 +65,50 @@ struct RoundTripTests {
             signingShares: signing, method: .password, secret: .text("right"), custodianPublicKey: custodian.publicKey,
             argon2: Self.cheap, using: random)
         var statuses: [RecoveryStatus] = []
-        #expect(throws: ShareRecoveryError(.authenticationFailed, "")) {
-            try OfflineRecovery.recover(
+        await #expect(throws: ShareRecoveryError(.authenticationFailed, "")) {
+            try await OfflineRecovery.recover(
                 cipherText: backup.cipherText.base64, secret: .text("wrong"),
                 custodianShares: backup.custodianShares.map(\.json), custodianKey: custodian,
                 progress: { statuses.append($0) })
         }
         // The failure happened in decryptingShare/parsingShare: nothing after it was reported.
         #expect(statuses == [.readingShare, .decryptingShare, .parsingShare])
+    }
+
+    @Test("an offline recovery stores the whole new set by party just before done; a failing store stops it")
+    func offlineStoreGetsTheWholeSet() async throws {
+        struct DiskFull: Error {}
+        let random = DeterministicRandom(seed: Array("offline store".utf8))
+        let custodian = SealingKeyPair(using: random)
+        let signing = try KeyGeneration.generate(
+            curve: .secp256k1, walletId: "w", threshold: 2, parties: 3, using: random)
+        let secret = Self.secret(for: .cloudKey, random: random)
+        let backup = try BackupCreation.create(
+            signingShares: Array(signing.prefix(2)), method: .cloudKey, secret: secret,
+            custodianPublicKey: custodian.publicKey, keyId: "key-1", using: random)
+        let shares = backup.custodianShares.map(\.json)
+        let stored = Locked<[ShareRecord]>([])
+        // Each status with whether the store had run when it was reported.
+        var seen: [(RecoveryStatus, Bool)] = []
+        let recovered = try await OfflineRecovery.recover(
+            cipherText: backup.cipherText.base64, secret: secret, custodianShares: shares, custodianKey: custodian,
+            store: { set in stored.withLock { $0 = set } },
+            progress: { status in seen.append((status, stored.withLock { !$0.isEmpty })) }, using: random)
+        #expect(seen.map(\.0) == RecoveryStatus.sequence)
+        #expect(seen.map(\.1) == RecoveryStatus.sequence.map { $0 == .done })
+        #expect(stored.withLock { $0 } == recovered)
+        #expect(recovered.map(\.partyIndex) == [1, 2, 3])
+        #expect(Set(recovered.map(\.setId)).count == 1)
+
+        var statuses: [RecoveryStatus] = []
+        let error = await StoreTestSupport.expectError(.storageFailure) {
+            _ = try await OfflineRecovery.recover(
+                cipherText: backup.cipherText.base64, secret: secret, custodianShares: shares,
+                custodianKey: custodian, store: { _ in throw DiskFull() }, progress: { statuses.append($0) },
+                using: random)
+        }
+        #expect(error?.reason.contains("DiskFull") == true)
+        #expect(statuses == Array(RecoveryStatus.sequence.dropLast()))
     }
 
     @Test func passwordIsNormalisedToNFC() throws {

@@ -130,7 +130,7 @@ struct SecretHygieneTests {
                 .select(for: userShare, method: .password, candidates: shares).get()
         }
         await collect {
-            _ = try OfflineRecovery.recover(
+            _ = try await OfflineRecovery.recover(
                 cipherText: passwordBackup.base64, secret: .text(wallet.password), custodianShares: shares,
                 custodianKey: SealingKeyPair(using: wallet.random))
         }

@@ -49,14 +49,14 @@ struct SigningTests {
         "a recovered set (generation g+1) signs under the same Y; a share of the old generation cannot take part",
         arguments: Curve.allCases,
         [RoundTripTests.Layout(threshold: 2, parties: 2), RoundTripTests.Layout(threshold: 2, parties: 3)])
-    func recoveredSetSigns(curve: Curve, layout: RoundTripTests.Layout) throws {
+    func recoveredSetSigns(curve: Curve, layout: RoundTripTests.Layout) async throws {
         let original = try Self.dkg(curve, layout)
         let custodian = SealingKeyPair()
         let secret = BackupSecret.keyMaterial(SystemRandom().secureBytes(count: 32))
         let backup = try BackupCreation.create(
             signingShares: Array(original.prefix(layout.threshold)), method: .cloudKey, secret: secret,
             custodianPublicKey: custodian.publicKey, keyId: "k")
-        let recovered = try OfflineRecovery.recover(
+        let recovered = try await OfflineRecovery.recover(
             cipherText: backup.cipherText.base64, secret: secret, custodianShares: backup.custodianShares.map(\.json),
             custodianKey: custodian)
         #expect(recovered[0].generation == 1)

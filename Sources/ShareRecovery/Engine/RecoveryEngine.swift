@@ -141,27 +141,61 @@ public struct RecoveryEngine: Sendable {
     ) async throws -> ShareRecord {
         try await operation("recovery") {
             try await performResume()
-            return try await performRecovery(method: method, cipherText: cipherText, secret: secret, progress: progress)
+            let userShare = try await openCipherText(
+                method: method, cipherText: cipherText, secret: secret, progress: progress
+            ).userShare
+            return try await performRecovery(userShare: userShare, method: method, progress: progress)
         }
     }
 
-    private func performRecovery(
-        method: BackupMethod, cipherText: String?, secret: BackupSecret, progress: @Sendable (RecoveryStatus) -> Void
+    /// The second half of a recovery, from an already decrypted user backup share (a recovery kit
+    /// gives one back, an offline recovery opens its cipherText with ``openCipherText(method:cipherText:secret:progress:)``):
+    /// reports `recoveringSigningShare` through `done`.
+    /// - Parameters:
+    ///   - userShare: The user backup share, with its secret.
+    ///   - method: The backup method of its set.
+    ///   - progress: Told every status as it begins; nothing after a failure.
+    /// - Returns: The new signing share (stored and current when this returns).
+    /// - Throws: As ``recover(method:cipherText:secret:progress:)``.
+    @discardableResult
+    package func recover(
+        userShare: ShareRecord, method: BackupMethod, progress: (RecoveryStatus) -> Void = { _ in }
     ) async throws -> ShareRecord {
+        try await operation("recovery") {
+            try await performResume()
+            return try await performRecovery(userShare: userShare, method: method, progress: progress)
+        }
+    }
+
+    /// The first half of a recovery: `readingShare` → `parsingShare`. Reads the cipherText (the one
+    /// given, else the configured source's) and decrypts the user backup share.
+    /// - Parameters:
+    ///   - method: The backup method, or `nil` to take the cipherText's own (a cipherText must then be given).
+    ///   - cipherText: The cipherText text, or `nil`/empty to fetch it from the configured source.
+    ///   - secret: The secret for the method.
+    ///   - progress: Told every status as it begins.
+    /// - Returns: The envelope (its method) and the user backup share.
+    /// - Throws: ``ShareRecoveryError`` (the cipherText and record codes; `invalidParameters` when
+    ///   there is nothing to read), or the source's own error.
+    package func openCipherText(
+        method: BackupMethod?, cipherText: String?, secret: BackupSecret, progress: (RecoveryStatus) -> Void
+    ) async throws -> (envelope: CipherText, userShare: ShareRecord) {
         progress(.readingShare)
         let text: String
         if let cipherText, !cipherText.isEmpty {
             text = cipherText
         } else {
-            guard let source = configuration.cipherTextSource else {
+            guard let source = configuration.cipherTextSource, let method else {
                 throw ShareRecoveryError(.invalidParameters, "no cipherText given and no cipherText source configured")
             }
             text = try await source.fetchCipherText(userId: configuration.userId, method: method)
         }
-        let userShare = try RecoveryPipeline.openUserShare(
-            text: text, method: method, secret: secret, progress: progress
-        ).userShare
+        return try RecoveryPipeline.openUserShare(text: text, method: method, secret: secret, progress: progress)
+    }
 
+    private func performRecovery(
+        userShare: ShareRecord, method: BackupMethod, progress: (RecoveryStatus) -> Void
+    ) async throws -> ShareRecord {
         progress(.recoveringSigningShare)
         let request = ResharingSessionRequest(
             clientId: configuration.userId, purpose: .recovery(method), clientShare: userShare)

@@ -1,8 +1,10 @@
 public import ShareCrypto
 
 /// Recovery with both roles in one process: the holder of the custodian key runs the custodian's
-/// half locally (offline recovery, recovery kits, tests). Statuses follow docs/formats.md §8 exactly;
-/// after a failure no further status is reported, and nothing is stored.
+/// half locally (offline recovery, recovery kits, tests). It is ``RecoveryEngine`` over a
+/// ``LocalCustodian`` given the custodian backup shares and an in-memory device store, so the
+/// docs/formats.md §8 sequence is the engine's own; after a failure no further status is reported,
+/// and nothing is stored.
 public enum OfflineRecovery {
     /// Recovers a new signing set.
     /// - Parameters:
@@ -17,15 +19,16 @@ public enum OfflineRecovery {
     /// - Throws: ``ShareRecoveryError`` from any step; `cancelled` when the task is cancelled.
     public static func recover(
         cipherText: String, secret: BackupSecret, custodianShares: [String], custodianKey: SealingKeyPair,
-        store: ([ShareRecord]) throws -> Void = { _ in }, progress: (RecoveryStatus) -> Void = { _ in },
-        using random: some RandomSource = SystemRandom()
-    ) throws(ShareRecoveryError) -> [ShareRecord] {
-        progress(.readingShare)
-        let (envelope, userShare) = try RecoveryPipeline.openUserShare(
-            text: cipherText, method: nil, secret: secret, progress: progress)
-        return try recover(
-            userShare: userShare, method: envelope.method, custodianShares: custodianShares, custodianKey: custodianKey,
-            store: store, progress: progress, using: random)
+        store: @escaping @Sendable ([ShareRecord]) throws -> Void = { _ in },
+        progress: (RecoveryStatus) -> Void = { _ in }, using random: some RandomSource = SystemRandom()
+    ) async throws(ShareRecoveryError) -> [ShareRecord] {
+        let session = Session(
+            custodianShares: custodianShares, custodianKey: custodianKey, store: store, random: random)
+        return try await session.run { engine in
+            let (envelope, userShare) = try await engine.openCipherText(
+                method: nil, cipherText: cipherText, secret: secret, progress: progress)
+            return try await engine.recover(userShare: userShare, method: envelope.method, progress: progress)
+        }
     }
 
     /// The second half of a recovery, from an already decrypted user backup share (a recovery kit
@@ -42,33 +45,95 @@ public enum OfflineRecovery {
     /// - Throws: ``ShareRecoveryError`` from any step.
     public static func recover(
         userShare: ShareRecord, method: BackupMethod, custodianShares: [String], custodianKey: SealingKeyPair,
-        store: ([ShareRecord]) throws -> Void = { _ in }, progress: (RecoveryStatus) -> Void = { _ in },
-        using random: some RandomSource = SystemRandom()
-    ) throws(ShareRecoveryError) -> [ShareRecord] {
-        progress(.recoveringSigningShare)
-        let selector = CustodianShareSelector(custodianKey: custodianKey)
-        let custodian = try selector.select(for: userShare, method: method, candidates: custodianShares).get()
-        try checkCancellation()
-        progress(.generatingShare)
-        guard userShare.generation < UInt32.max else {
-            throw ShareRecoveryError(.invalidParameters, "the backup's generation cannot be advanced")
+        store: @escaping @Sendable ([ShareRecord]) throws -> Void = { _ in },
+        progress: (RecoveryStatus) -> Void = { _ in }, using random: some RandomSource = SystemRandom()
+    ) async throws(ShareRecoveryError) -> [ShareRecord] {
+        let session = Session(
+            custodianShares: custodianShares, custodianKey: custodianKey, store: store, random: random)
+        return try await session.run { engine in
+            try await engine.recover(userShare: userShare, method: method, progress: progress)
         }
-        let newSet = try Resharing.reshare(
-            [userShare] + custodian, newThreshold: userShare.threshold, newParties: userShare.parties,
-            newKind: .signing, newGeneration: userShare.generation + 1, using: random)
-        try checkCancellation()
-        let verified = try RecoveryPipeline.verifyNewShares(newSet, from: userShare, progress: progress)
-        progress(.storingShare)
-        do {
-            try store(verified)
-        } catch let error as ShareRecoveryError {
-            throw error
-        } catch {
-            throw ShareRecoveryError(.storageFailure, "storing the new signing set failed: \(error)")
-        }
-        progress(.done)
-        return verified
     }
 
-    static func checkCancellation() throws(ShareRecoveryError) { try RecoveryPipeline.checkCancellation() }
+    /// One offline recovery's engine: a custodian in process that sees only the given backup shares,
+    /// and a device store that hands the whole new set to the caller's `store` when it is promoted
+    /// (the custodian has confirmed by then, so its new shares are known).
+    private struct Session {
+        static let clientId = "offline"
+        let custodian: LocalCustodian
+        let deviceStore: SetStore
+        let engine: RecoveryEngine
+
+        init(
+            custodianShares: [String], custodianKey: SealingKeyPair,
+            store: @escaping @Sendable ([ShareRecord]) throws -> Void, random: some RandomSource
+        ) {
+            custodian = LocalCustodian(
+                key: custodianKey, shareSource: GivenShares(shares: custodianShares), random: random)
+            deviceStore = SetStore(custodian: custodian, clientId: Self.clientId, persist: store)
+            engine = RecoveryEngine(
+                configuration: .init(
+                    userId: Self.clientId, custodian: custodian, shareStore: deviceStore, random: random))
+        }
+
+        /// Runs the engine's recovery and answers the set the store was handed.
+        func run(_ body: (RecoveryEngine) async throws -> ShareRecord) async throws(ShareRecoveryError)
+            -> [ShareRecord]
+        {
+            do {
+                _ = try await body(engine)
+            } catch let error as ShareRecoveryError {
+                throw error
+            } catch {
+                // Everything the engine calls here throws ShareRecoveryError but the caller's store.
+                throw ShareRecoveryError(.storageFailure, "storing the new signing set failed: \(error)")
+            }
+            return await deviceStore.promotedSet
+        }
+    }
+
+    /// The custodian backup shares the caller read, as the custodian's share source.
+    private struct GivenShares: CustodianShareSource {
+        let shares: [String]
+        func fetchBackupShares(clientId: String) -> [String] { shares }
+    }
+
+    /// The device store of an offline recovery: in memory, and on promotion it persists the new
+    /// signing set through the caller, the device's share and the custodian's new ones sorted by party.
+    private actor SetStore: SigningShareStore {
+        private let custodian: LocalCustodian
+        private let clientId: String
+        private let persist: @Sendable ([ShareRecord]) throws -> Void
+        private var current: ShareRecord?
+        private var staged: ShareRecord?
+        private var pending: PendingSession?
+        /// The whole new signing set, once promoted.
+        private(set) var promotedSet: [ShareRecord] = []
+
+        init(custodian: LocalCustodian, clientId: String, persist: @escaping @Sendable ([ShareRecord]) throws -> Void) {
+            self.custodian = custodian
+            self.clientId = clientId
+            self.persist = persist
+        }
+
+        func currentShare() -> ShareRecord? { current }
+        func stagedShare() -> ShareRecord? { staged }
+        func stage(_ share: ShareRecord) { staged = share }
+        func discardStaged() { staged = nil }
+        func pendingSession() -> PendingSession? { pending }
+        func recordPendingSession(_ session: PendingSession) { pending = session }
+        func clearPendingSession() { pending = nil }
+
+        func promoteStaged() async throws {
+            guard let staged else { throw ShareRecoveryError(.notFound, "no staged share to promote") }
+            let custodianShares = await custodian.currentSigningShares(clientId: clientId).filter {
+                $0.setId == staged.setId
+            }
+            let set = ([staged] + custodianShares).sorted { $0.partyIndex < $1.partyIndex }
+            try persist(set)
+            promotedSet = set
+            current = staged
+            self.staged = nil
+        }
+    }
 }

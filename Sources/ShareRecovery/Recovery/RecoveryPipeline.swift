@@ -1,8 +1,8 @@
 import ShareCrypto
 
-/// The checks of a recovery's docs/formats.md §8 steps, once: ``OfflineRecovery`` (both roles in one
-/// process) and ``RecoveryEngine`` (the custodian over a network) run the same steps and differ only
-/// in how they read the cipherText, reach the custodian and store the result.
+/// The checks of a recovery's docs/formats.md §8 steps that are the device's own, once, for
+/// ``RecoveryEngine`` (which ``OfflineRecovery`` drives over a custodian in process): opening the
+/// user backup share, and checking the new signing share before it is stored.
 ///
 /// Each step reports its own status as it begins and checks for cancellation when it ends.
 enum RecoveryPipeline {

@@ -108,7 +108,7 @@ struct KitCommand: AsyncParsableCommand {
         }
     }
 
-    struct RecoverFromKit: ParsableCommand {
+    struct RecoverFromKit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "recover", abstract: "Recover a new signing set from a kit and the custodian's backup shares.",
             discussion: helpText(
@@ -129,7 +129,7 @@ struct KitCommand: AsyncParsableCommand {
         @Option(help: "Output directory for the new signing set.") var out: String
         @OptionGroup var progressOptions: ProgressOptions
 
-        func run() throws {
+        func run() async throws {
             let progress = ProgressReporter(json: progressOptions.json)
             let output = out
             do {
@@ -142,7 +142,7 @@ struct KitCommand: AsyncParsableCommand {
                 progress.report(.parsingShare)
                 let (userShare, method) = try BackupShareKit.userShare(
                     masterSecret: secret, custodianShares: candidates)
-                let recovered = try OfflineRecovery.recover(
+                let recovered = try await OfflineRecovery.recover(
                     userShare: userShare, method: method, custodianShares: candidates, custodianKey: key,
                     store: { try Files.writeSigningSet($0, to: output) }, progress: progress.report)
                 Terminal.output(JSONWriter.write(.array(recovered.map { $0.jsonValue(includingSecret: false) })))

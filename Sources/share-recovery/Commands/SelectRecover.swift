@@ -35,7 +35,7 @@ struct Select: ParsableCommand {
 }
 
 /// `recover`: offline recovery with both roles in this process.
-struct Recover: ParsableCommand {
+struct Recover: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Recover a new signing set offline (both roles here): DIR/share-<i>.json, statuses on stderr.",
         discussion: helpText(
@@ -56,7 +56,7 @@ struct Recover: ParsableCommand {
     @Option(help: "Output directory for the new signing set.") var out: String
     @OptionGroup var progressOptions: ProgressOptions
 
-    func run() throws {
+    func run() async throws {
         let text = try Files.readTrimmedLine(cipherText)
         let method = try CipherText(base64: text).method
         let secret = try Files.readSecret(secretFile, method: method)
@@ -65,7 +65,7 @@ struct Recover: ParsableCommand {
         let progress = ProgressReporter(json: progressOptions.json)
         let output = out
         do {
-            let recovered = try OfflineRecovery.recover(
+            let recovered = try await OfflineRecovery.recover(
                 cipherText: text, secret: secret, custodianShares: shares, custodianKey: key,
                 store: { try Files.writeSigningSet($0, to: output) }, progress: progress.report)
             Terminal.output(JSONWriter.write(.array(recovered.map { $0.jsonValue(includingSecret: false) })))
