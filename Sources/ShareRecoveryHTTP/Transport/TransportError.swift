@@ -86,7 +86,7 @@ extension TransportError: ActionableError {
     /// ``isTransient``: a server that could not be reached, did not answer in time, or asked to slow down.
     public var isRetryable: Bool { isTransient }
 
-    /// The API's refusals take their hint from ``APIErrorTable``; the rest are this module's own.
+    /// The API's refusals take their hint from `APIErrorTable`; the rest are this module's own.
     public var hint: String {
         if code == .rateLimited, let retryAfterSeconds {
             return "Too many attempts; wait \(retryAfterSeconds) seconds, then try again."
