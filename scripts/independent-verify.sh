@@ -71,9 +71,13 @@ for curve in secp256k1 ed25519; do
         "$bin" keygen --dkg --curve "$curve" --wallet-id "e-$t-$n" --threshold "$t" --parties "$n" --out "$dir" >/dev/null
         shares=()
         for i in $(seq $((n - t + 1)) "$n"); do shares+=(--signing-share "$dir/share-$i.json"); done
-        network=mainnet
-        if [ "$n" = 3 ]; then network=testnet; fi
-        "$bin" eject "${shares[@]}" --network "$network" --reveal-secret 2>/dev/null >>"$work/ejected.jsonl"
+        # A WIF's network is a secp256k1 key's only: eject refuses --network on ed25519.
+        network=()
+        if [ "$curve" = secp256k1 ]; then
+            network=(--network mainnet)
+            if [ "$n" = 3 ]; then network=(--network testnet); fi
+        fi
+        "$bin" eject "${shares[@]}" "${network[@]}" --reveal-secret 2>/dev/null >>"$work/ejected.jsonl"
     done
 done
 "$venv/bin/python" scripts/independent-verify-eject.py "$work/ejected.jsonl"
