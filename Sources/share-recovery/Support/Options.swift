@@ -59,3 +59,28 @@ struct ProgressOptions: ParsableArguments {
     @Flag(help: "Progress as JSON lines on stderr.")
     var json = false
 }
+
+/// `sign`/`verify --mode`: one of the engine's FROST modes, or threshold ECDSA (docs/ecdsa.md), which
+/// is no FROST mode: it signs a 32-byte digest of the message by another protocol.
+enum SignatureMode: Equatable, ExpressibleByArgument {
+    case frost(SigningMode)
+    case ecdsa
+
+    init?(argument: String) {
+        if argument == "ecdsa" {
+            self = .ecdsa
+        } else if let mode = SigningMode(rawValue: argument) {
+            self = .frost(mode)
+        } else {
+            return nil
+        }
+    }
+
+    static var allValueStrings: [String] { SigningMode.allCases.map(\.rawValue) + ["ecdsa"] }
+
+    /// The FROST mode, nil for ECDSA.
+    var frost: SigningMode? {
+        if case .frost(let mode) = self { return mode }
+        return nil
+    }
+}
