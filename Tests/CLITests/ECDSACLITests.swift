@@ -165,7 +165,7 @@ struct ECDSACLITests {
             (["ed/share-1.json", "ed/share-2.json"], [], 2, ["invalidParameters", "secp256k1 only"]),
             (
                 ["wallet/share-1.json", "wallet/share-2.json"], ["--hash", "none", "--message-file", "short.bin"], 2,
-                ["invalidParameters", "it has 31"]
+                ["invalidParameters", "the file has 31"]
             ),
             (["wallet/share-1.json"], ["--server", "http://127.0.0.1:1"], 2, ["not available yet for --mode ecdsa"]),
             (["wallet/share-1.json", "wallet/share-2.json"], ["--taproot"], 2, ["usage", "--taproot"]),

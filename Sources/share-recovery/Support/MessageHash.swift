@@ -23,7 +23,7 @@ enum MessageHash: String, CaseIterable, ExpressibleByArgument {
                 throw CLIError.usage(
                     ShareRecoveryError(
                         .invalidParameters,
-                        "--hash none takes \(file) as the digest itself, which is 32 bytes; it has \(message.count): give a file of exactly 32 bytes (raw, not hex), or --hash keccak256 or sha256d to hash the message"
+                        "--hash none signs the bytes of \(file) as the digest itself, and a digest is 32 bytes; the file has \(message.count): give a file of exactly 32 raw bytes (not hex), or --hash keccak256 or sha256d to hash the message"
                     ))
             }
             return message
