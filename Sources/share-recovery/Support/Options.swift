@@ -24,11 +24,6 @@ extension Curve: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map(\.name) }
 }
 
-extension SigningMode: ExpressibleByArgument {
-    public init?(argument: String) { self.init(rawValue: argument) }
-    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
-}
-
 /// Argon2id parameters for new password and recovery-code backups.
 struct KDFOptions: ParsableArguments {
     @Option(help: "Argon2id opslimit (1…16) for password and recovery-code methods.")
