@@ -124,7 +124,9 @@ struct ECDSACLITests {
         #expect(child1["address"] as? String == (try EthereumAddress.checksummed(child)))
     }
 
-    @Test("a 2-of-2 signs a raw digest; the wrong shares, curve, count, digest size and --server are refused")
+    @Test(
+        "a 2-of-2 signs a raw digest, and again after a recovery; wrong shares, curve, count, digest size, --server are refused"
+    )
     func twoOfTwoAndRefusals() throws {
         let dir = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -156,6 +158,9 @@ struct ECDSACLITests {
         ).publicKey
         let signed = try sign(["wallet/share-1.json", "wallet/share-2.json"], ["--hash", "none"], in: dir)
         try checkSigned(signed, digest: digest, key: wallet)
+        // The recovered set (the next generation) signs under the same key, over fresh pair setups.
+        let again = try sign(["recovered/share-2.json", "recovered/share-1.json"], ["--hash", "none"], in: dir)
+        try checkSigned(again, digest: digest, key: wallet)
 
         let signHint = "hint: give t --signing-share files of one wallet's current signing set"
         for (shares, extra, status, expected) in [
