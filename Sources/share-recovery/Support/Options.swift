@@ -24,11 +24,6 @@ extension Curve: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map(\.name) }
 }
 
-extension SigningMode: ExpressibleByArgument {
-    public init?(argument: String) { self.init(rawValue: argument) }
-    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
-}
-
 /// Argon2id parameters for new password and recovery-code backups.
 struct KDFOptions: ParsableArguments {
     @Option(help: "Argon2id opslimit (1…16) for password and recovery-code methods.")
@@ -58,4 +53,29 @@ struct KDFOptions: ParsableArguments {
 struct ProgressOptions: ParsableArguments {
     @Flag(help: "Progress as JSON lines on stderr.")
     var json = false
+}
+
+/// `sign`/`verify --mode`: one of the engine's FROST modes, or threshold ECDSA (docs/ecdsa.md), which
+/// is no FROST mode: it signs a 32-byte digest of the message by another protocol.
+enum SignatureMode: Equatable, ExpressibleByArgument {
+    case frost(SigningMode)
+    case ecdsa
+
+    init?(argument: String) {
+        if argument == "ecdsa" {
+            self = .ecdsa
+        } else if let mode = SigningMode(rawValue: argument) {
+            self = .frost(mode)
+        } else {
+            return nil
+        }
+    }
+
+    static var allValueStrings: [String] { SigningMode.allCases.map(\.rawValue) + ["ecdsa"] }
+
+    /// The FROST mode, nil for ECDSA.
+    var frost: SigningMode? {
+        if case .frost(let mode) = self { return mode }
+        return nil
+    }
 }
