@@ -104,7 +104,7 @@ def check_signature(key, digest, r, s, recovery_id, der):
     recovered = recovered_address(digest, recovery_id, r, s)
     if recovered != address:
         problems.append(f"eth-keys recovers {recovered or 'no key'} with v={recovery_id}, the key's address is {address}")
-    if recovered_address(digest, 1 - recovery_id, r, s) == address:
+    elif recovered_address(digest, 1 - recovery_id, r, s) == address:
         problems.append(f"eth-keys recovers the key's address with v={1 - recovery_id} too")
     return problems
 
@@ -144,7 +144,10 @@ def vector_checks(path):
             if case["result"] != "valid":
                 continue
             wallet = bytes.fromhex(case["shares"][0]["publicKey"])
-            key = independent_verify.derive(wallet, case["path"])[0] if case.get("path") else coincurve.PublicKey(wallet)
+            path = case.get("path")
+            if isinstance(path, list):  # indices rather than the m/a/b text
+                path = "/".join(["m"] + [str(index) for index in path])
+            key = independent_verify.derive(wallet, path)[0] if path else coincurve.PublicKey(wallet)
             signature = case["signature"]
             r, s = int(signature["r"], 16), int(signature["s"], 16)
             yield case["id"], lambda key=key, case=case, r=r, s=s, v=signature["recoveryId"]: check_signature(
