@@ -35,7 +35,8 @@ from eth_keys.datatypes import Signature
 from eth_keys.exceptions import BadSignature
 from eth_utils import to_checksum_address
 
-# BIP-32 derivation from the wallet key, shared with the BIP-340 checks.
+# BIP-32 derivation from the wallet key, shared with the BIP-340 checks (no __pycache__ left in scripts/).
+sys.dont_write_bytecode = True
 _spec = importlib.util.spec_from_file_location(
     "independent_verify", os.path.join(os.path.dirname(os.path.abspath(__file__)), "independent-verify.py"))
 independent_verify = importlib.util.module_from_spec(_spec)
