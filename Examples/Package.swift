@@ -2,7 +2,7 @@
 import Foundation
 import PackageDescription
 
-// Two small programs that link share-recovery the way a wallet service does: by depending on the
+// Small programs that link share-recovery the way a wallet service does: by depending on the
 // package (here by path) and importing only its public library products.
 
 // The README's "Use it as a library" snippet, which scripts/examples.sh writes to
@@ -27,7 +27,7 @@ let package = Package(
         .package(name: "share-recovery", path: "..")
     ],
     targets: [
-        // Terminal progress and error printing shared by both programs; no share-recovery logic.
+        // Terminal progress and error printing shared by the programs; no share-recovery logic.
         .target(name: "ExampleSupport", dependencies: [.product(name: "ShareRecovery", package: "share-recovery")]),
         .executableTarget(
             name: "password-recovery",
@@ -43,6 +43,13 @@ let package = Package(
                 .product(name: "ShareRecovery", package: "share-recovery"),
                 .product(name: "ShareCrypto", package: "share-recovery"),
                 .product(name: "ShareRecoveryHTTP", package: "share-recovery"),
+            ]),
+        .executableTarget(
+            name: "eip1559-transfer",
+            dependencies: [
+                "ExampleSupport",
+                .product(name: "ShareRecovery", package: "share-recovery"),
+                .product(name: "ShareCrypto", package: "share-recovery"),
             ]),
     ] + readmeSnippetTargets,
     swiftLanguageModes: [.v6]

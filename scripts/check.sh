@@ -3,11 +3,12 @@
 #   0. swift format lint --strict with the repository's .swift-format (scripts/format-lint.sh);
 #   1. the suite under AddressSanitizer, then ThreadSanitizer, our own targets instrumented
 #      (scripts/sanitizers.sh; docs/sanitizers.md says what runs under which);
-#   2. the Examples/ package: built against the root package by path, both executables run, the
-#      second against a reference server this script starts (scripts/examples.sh);
+#   2. the Examples/ package: built against the root package by path, its programs run, the EIP-1559
+#      transfer decoded by eth-account, server-recovery against a reference server this script
+#      starts (scripts/examples.sh);
 #   3. the DocC documentation of every library target, with no warning (scripts/docs.sh);
-#   4. every signature checked by verifiers that know nothing of this project: PyNaCl and coincurve
-#      in a venv from PyPI (scripts/independent-verify.sh);
+#   4. every signature checked by verifiers that know nothing of this project: PyNaCl, coincurve,
+#      cryptography and eth-keys in a venv from PyPI (scripts/independent-verify.sh);
 #   5. docs/openapi.yaml against a started server, by schemathesis from PyPI with real credentials
 #      (scripts/conformance.sh, about five minutes);
 #   6. a compile-only build of share-recovery with the OTLP trait (`serve` exporting spans over

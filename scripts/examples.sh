@@ -2,9 +2,10 @@
 # Builds the Examples/ package (which depends on this package by path and uses only its public API)
 # and runs its programs: the README's "Use it as a library" snippet (extracted here into the
 # readme-snippet target, so a README that no longer compiles fails), password-recovery in process,
-# and server-recovery against a reference server this script starts on 127.0.0.1 (SQLite, a free
-# port, everything in a temporary directory). Exits non-zero if any of them fails. `make check` (CI)
-# runs it.
+# eip1559-transfer, whose signed Ethereum transaction eth-account decodes (in the venv of
+# scripts/verify-venv.sh, by scripts/check-eip1559-transfer.py), and server-recovery against a
+# reference server this script starts on 127.0.0.1 (SQLite, a free port, everything in a temporary
+# directory). Exits non-zero if any of them fails. `make check` (CI) runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -42,9 +43,13 @@ echo "examples.sh: the README's library snippet" >&2
 echo "examples.sh: password-recovery" >&2
 "$scratch/debug/password-recovery"
 
+echo "examples.sh: eip1559-transfer, decoded by eth-account" >&2
+. scripts/verify-venv.sh
+"$scratch/debug/eip1559-transfer" | tee /dev/stderr | "$venv/bin/python" scripts/check-eip1559-transfer.py /dev/stdin
+
 . scripts/temporary-server.sh
 start_temporary_server "$root/.build/debug/share-recovery" examples.sh
 
 echo "examples.sh: server-recovery against http://127.0.0.1:$port" >&2
 "$scratch/debug/server-recovery" "http://127.0.0.1:$port" "$work/server.sqlite.webhook-secret" "$work/otp.jsonl"
-echo "examples.sh: the README snippet and both examples passed" >&2
+echo "examples.sh: the README snippet and the three examples passed" >&2
