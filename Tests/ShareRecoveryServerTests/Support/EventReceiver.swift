@@ -17,6 +17,8 @@ final class EventReceiver: Sendable {
         let signature: String
         let body: String
         let verified: Bool
+        /// What the receiver answered.
+        var status = 0
 
         var json: JSONValue? { try? StrictJSON.parse(body) }
         var account: String? {
@@ -39,9 +41,9 @@ final class EventReceiver: Sendable {
     var deliveries: [Delivery] { log.withLock { $0 } }
 
     /// The requests answered 2xx: what the receiver took.
-    var taken: [Delivery] { log.withLock { $0 }.filter { (200..<300).contains(answer($0)) } }
+    var taken: [Delivery] { log.withLock { $0 }.filter { (200..<300).contains($0.status) } }
 
-    /// Sets the status answered to each delivery (evaluated when it arrives, and by ``taken``).
+    /// Sets the status answered to each delivery as it arrives.
     func answer(_ decide: @escaping @Sendable (Delivery) -> Int) { answerFor.withLock { $0 = decide } }
 
     private func answer(_ delivery: Delivery) -> Int { answerFor.withLock { $0 }(delivery) }
@@ -63,7 +65,7 @@ final class EventReceiver: Sendable {
             let bytes = try await request.body.collect(upTo: 1 << 20)
             let text = String(buffer: bytes)
             func header(_ name: String) -> String { request.headers[HTTPField.Name(name)!] ?? "" }
-            let delivery = Delivery(
+            var delivery = Delivery(
                 id: header("webhook-id"), timestamp: header("webhook-timestamp"),
                 signature: header("webhook-signature"),
                 body: text,
@@ -71,9 +73,9 @@ final class EventReceiver: Sendable {
                     self.signer.verifies(
                         header: header("webhook-signature"), id: header("webhook-id"), timestamp: $0, body: text)
                 } ?? false)
-            let status = self.answer(delivery)
-            self.log.withLock { $0.append(delivery) }
-            return Response(status: .init(code: status))
+            delivery.status = self.answer(delivery)
+            self.log.withLock { [delivery] in $0.append(delivery) }
+            return Response(status: .init(code: delivery.status))
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
