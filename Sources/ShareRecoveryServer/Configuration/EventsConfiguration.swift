@@ -20,7 +20,7 @@ public struct EventsConfiguration: Sendable {
     /// Milliseconds between refreshes of the pending and dead gauges of `/metrics`.
     package var gaugeMilliseconds: Int64 = 5_000
 
-    /// The default number of attempts: with the default backoff, retries span about an hour.
+    /// The default number of attempts: with the default backoff, retries span about 30 to 60 minutes.
     public static let defaultMaximumAttempts = 15
 
     /// - Parameters:
