@@ -385,4 +385,40 @@ struct EventsTests {
             #expect(received.allSatisfy { $0["event"]?["type"] == .string("recoveryMethod.added") })
         }
     }
+
+    @Test("backoff doubles from the first delay up to the cap, less a random part of at most half")
+    func backoff() async throws {
+        try await TestWorld.withStorage(.sqlite) { storage in
+            let (_, signer) = try Self.secret()
+            let worker = Self.worker(storage, url: "http://127.0.0.1:9/", signer: signer)
+            for attempts in 1...40 {
+                let full = min(600_000, Int64(1_000) << Int64(min(attempts - 1, 30)))
+                for _ in 0..<20 {
+                    let delay = worker.backoff(afterAttempts: attempts)
+                    #expect(delay >= full / 2 && delay <= full, "attempt \(attempts): \(delay)")
+                }
+            }
+        }
+    }
+
+    @Test("a server refuses to start with an events URL it cannot use or a secret file that is not whsec_ secrets")
+    func refusedConfiguration() async throws {
+        let directory = TestWorld.makeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (secretPath, _, _) = try Self.secretFile(in: directory)
+        let badPath = directory + "/bad.secrets"
+        try "not-a-secret\n".write(toFile: badPath, atomically: true, encoding: .utf8)
+        let cases: [EventsConfiguration] = [
+            EventsConfiguration(url: "ftp://integrator.example/events", secretFile: secretPath),
+            EventsConfiguration(url: "http://127.0.0.1:9/events", secretFile: secretPath, maximumAttempts: 0),
+            EventsConfiguration(url: "http://127.0.0.1:9/events", secretFile: badPath),
+            EventsConfiguration(url: "http://127.0.0.1:9/events", secretFile: directory + "/missing"),
+        ]
+        for events in cases {
+            await #expect(throws: ServerStartError(.invalidConfiguration, "")) {
+                let world = try await TestWorld.start(.sqlite) { $0.events = events }
+                await world.stop()
+            }
+        }
+    }
 }
