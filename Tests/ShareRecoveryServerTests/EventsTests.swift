@@ -19,10 +19,11 @@ struct EventsTests {
 
     static func worker(
         _ storage: any ServerStorage, url: String, signer: StandardWebhooksSigner, maximumAttempts: Int = 3,
-        metrics: ServerMetrics = ServerMetrics()
+        metrics: ServerMetrics = ServerMetrics(), configure: (inout EventsConfiguration) -> Void = { _ in }
     ) -> EventDelivery {
         var configuration = EventsConfiguration(url: url, secretFile: "unused", maximumAttempts: maximumAttempts)
         configuration.initialBackoffMilliseconds = 1_000
+        configure(&configuration)
         var logger = Logger(label: "events-tests")
         logger.logLevel = .critical
         return EventDelivery(
@@ -418,6 +419,56 @@ struct EventsTests {
             await #expect(throws: ServerStartError(.invalidConfiguration, "")) {
                 let world = try await TestWorld.start(.sqlite) { $0.events = events }
                 await world.stop()
+            }
+        }
+    }
+
+    @Test(
+        "through a faulty network every event arrives verified, in order per account, duplicates with the same id and body",
+        arguments: TestBackend.allCases)
+    func faultyNetwork(backend: TestBackend) async throws {
+        try await TestWorld.withStorage(backend) { storage in
+            let (_, signer) = try Self.secret()
+            let receiver = EventReceiver(signer: signer)
+            let accounts = (0..<5).map { "faulty-\($0)" }
+            for round in 0..<8 {
+                try await storage.recordAudit(accounts.map { Self.event(.recoveryCompleted, $0, "\($0)-\(round)") })
+            }
+            try await receiver.run { url in
+                let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))
+                var rates = FaultProxy.Rates()
+                rates.reset = 0.1
+                rates.dropAnswer = 0.15
+                rates.maximumDelayMilliseconds = 100
+                let proxy = try FaultProxy(upstreamPort: port, seed: 39, rates: rates)
+                defer { proxy.stop() }
+                let worker = Self.worker(
+                    storage, url: "http://127.0.0.1:\(proxy.port)/events", signer: signer, maximumAttempts: 100
+                ) {
+                    $0.initialBackoffMilliseconds = 5
+                    $0.maximumBackoffMilliseconds = 40
+                }
+                let deadline = Date().addingTimeInterval(20)
+                while Date() < deadline {
+                    let pending = try await storage.outboxEntries(state: .pending, account: nil, after: 0, limit: 1)
+                    if pending.isEmpty { break }
+                    if try await worker.deliverDue(now: EventDelivery.nowMilliseconds) == 0 {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
+                #expect(proxy.report.counts.values.reduce(0, +) > 0, "no fault was injected")
+            }
+            let taken = receiver.taken
+            #expect(taken.allSatisfy { $0.verified })
+            #expect(Dictionary(grouping: taken, by: \.id).values.allSatisfy { Set($0.map(\.body)).count == 1 })
+            for account in accounts {
+                var seen: [String] = []
+                for delivery in taken where delivery.account == account {
+                    guard case .string(let request)? = delivery.json?["requestId"] else { continue }
+                    // A duplicate is the one just taken again (its answer was lost), never an older one.
+                    if seen.last != request { seen.append(request) }
+                }
+                #expect(seen == (0..<8).map { "\(account)-\($0)" })
             }
         }
     }
