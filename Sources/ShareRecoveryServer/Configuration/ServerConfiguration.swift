@@ -158,6 +158,9 @@ public struct ServerConfiguration: Sendable {
     /// sources as the webhook secret). `nil` (the default): `/metrics` is off and answers 404, so an
     /// operator turns it on knowingly; `/health` and `/ready` need no credential.
     public var metricsToken: SecretSource?
+    /// Where integrator events are delivered (docs/server.md, "Integrator events"); `nil` (the default):
+    /// they wait in the outbox, for `share-recovery events list`, until a server delivers them.
+    public var events: EventsConfiguration?
     /// The server's logger.
     public var logger: Logger
     /// The clock (tests move it to expire flows and tokens).
@@ -202,6 +205,7 @@ public struct ServerConfiguration: Sendable {
         self.rateLimits = rateLimits
         self.maximumDevicesPerWallet = 8
         self.metricsToken = nil
+        self.events = nil
         self.shutdownGraceSeconds = 30
         self.logger = logger
         self.clock = .system

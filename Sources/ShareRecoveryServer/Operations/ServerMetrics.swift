@@ -85,6 +85,26 @@ final class ServerMetrics: Sendable {
             .increment()
     }
 
+    /// The outbox's undelivered events: `share_recovery_events{state}` with `pending` and `dead`
+    /// (refreshed by the delivery worker of `serve --events-url`).
+    func events(pending: Int, dead: Int) {
+        for (state, count) in [("pending", pending), ("dead", dead)] {
+            Gauge(label: "share_recovery_events", dimensions: [("state", state)], factory: factory).record(count)
+        }
+    }
+
+    /// An event a receiver took: `share_recovery_events_delivered_total`.
+    func eventDelivered() {
+        Counter(label: "share_recovery_events_delivered_total", factory: factory).increment()
+    }
+
+    /// A failed attempt: `share_recovery_event_attempts_failed_total`, and
+    /// `share_recovery_events_dead_total` when it was the event's last.
+    func eventAttemptFailed(dead: Bool) {
+        Counter(label: "share_recovery_event_attempts_failed_total", factory: factory).increment()
+        if dead { Counter(label: "share_recovery_events_dead_total", factory: factory).increment() }
+    }
+
     enum SessionEvent: String, Sendable {
         case started, completed, failed, aborted
     }

@@ -64,6 +64,10 @@ public func makeServerApplication(
         let metricsToken = try configuration.metricsToken.map { source throws(ServerStartError) in
             try SecretLoading.webhookSecret(source, what: "the metrics token")
         }
+        let eventsSigner = try configuration.events.map { events throws(ServerStartError) in
+            try EventDelivery.validate(events)
+            return try StandardWebhooksSigner(secretFile: events.secretFile)
+        }
         try await storage.migrate()
         let sealer = AtRestSealer(key: keys.atRest)
         let custodianKey = try await ServerState.loadCustodianKey(
@@ -85,10 +89,19 @@ public func makeServerApplication(
         ServerRoutes(state: state).register(on: router)
         // After every route: it then runs only where no route took the request (MethodNotAllowedMiddleware.swift).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
+        var services: [any Service] = [StorageService(storage: storage)]
+        if let events = configuration.events, let eventsSigner {
+            // After the storage's service: services stop in reverse order, so the worker stops first.
+            services.append(
+                EventDelivery(
+                    storage: state.storage, configuration: events,
+                    signer: eventsSigner, metrics: state.metrics,
+                    logger: configuration.logger))
+        }
         return Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [StorageService(storage: storage)],
+            services: services,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 state.serverStarted(port: port)

@@ -171,6 +171,7 @@ enum Migrations {
         ],
         walletDevices,
         auditHead,
+        eventOutbox,
     ]
 
     /// The statements of a migration in a dialect.

@@ -17,6 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --metrics-token-file metrics.token",
                 "share-recovery serve --otp-address-limit-scale 100",
                 "share-recovery serve --webhook-base https://integrator.example/hooks --webhook-timeout 30",
+                "share-recovery serve --events-url https://integrator.example/events --events-secret-file events.secrets",
             ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
@@ -49,8 +50,26 @@ struct ServeCommand: AsyncParsableCommand {
     var otpAddressLimitScale = 1
     @Option(help: "Seconds a recovery waits for the integrator's /backup/fetch webhook before answering 502, 1 to 600.")
     var webhookTimeout = 10
+    @Option(
+        help: ArgumentHelp(
+            "POST each integrator event (recoveries, methods, devices, wallets, exhausted one-time codes) to this URL, signed per Standard Webhooks.",
+            discussion:
+                "Events wait in the database's outbox until a server delivers them; without this option this server delivers none (docs/server.md, \"Integrator events\")."
+        ))
+    var eventsUrl: String?
+    @Option(
+        help: "File of whsec_<base64> secrets, one per line; the first signs the events (needed with --events-url).")
+    var eventsSecretFile: String?
+    @Option(help: "Attempts after which an event is dead and waits for `events redeliver`, 1 to 100.")
+    var eventsMaxAttempts = EventsConfiguration.defaultMaximumAttempts
 
     func validate() throws {
+        guard (eventsUrl == nil) == (eventsSecretFile == nil) else {
+            throw ValidationError("--events-url and --events-secret-file go together.")
+        }
+        guard (1...100).contains(eventsMaxAttempts) else {
+            throw ValidationError("--events-max-attempts must be 1 to 100, not \(eventsMaxAttempts).")
+        }
         guard (1...1000).contains(otpAddressLimitScale) else {
             throw ValidationError("--otp-address-limit-scale must be 1 to 1000, not \(otpAddressLimitScale).")
         }
@@ -76,6 +95,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
         configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
         configuration.webhookTimeoutSeconds = webhookTimeout
+        if let eventsUrl, let eventsSecretFile {
+            configuration.events = EventsConfiguration(
+                url: eventsUrl, secretFile: eventsSecretFile, maximumAttempts: eventsMaxAttempts)
+        }
         guard (1...255).contains(maxDevices) else { throw CLIError.usage("--max-devices must be 1…255") }
         configuration.maximumDevicesPerWallet = maxDevices
         let host = configuration.host

@@ -70,6 +70,17 @@ struct OpenAPISpec: Sendable {
         return validate(value, schema, at: "\(method) \(template) \(status) $")
     }
 
+    /// Problems with an integrator event's body (the `integratorEvent` webhook's request body), or `[]`.
+    func checkEvent(body: [UInt8]) -> [String] {
+        let operation = root["webhooks"]?["integratorEvent"]?["post"]
+        guard let schema = resolve(resolve(operation?["requestBody"])?["content"]?["application/json"]?["schema"])
+        else {
+            return ["webhooks.integratorEvent: no request body schema in the spec"]
+        }
+        guard let value = try? StrictJSON.parse(body) else { return ["integratorEvent: body is not JSON"] }
+        return validate(value, schema, at: "webhooks.integratorEvent $")
+    }
+
     func resolve(_ value: JSONValue?) -> JSONValue? {
         guard let value else { return nil }
         if case .string(let reference)? = value["$ref"] {
