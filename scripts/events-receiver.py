@@ -2,7 +2,7 @@
 """A test receiver of the server's integrator events, verifying each delivery with the
 `standardwebhooks` package from PyPI (an implementation of the specification written elsewhere).
 
-    python3 -m venv .build/events-venv && .build/events-venv/bin/pip install standardwebhooks
+    bash scripts/events-venv.sh    (make test does this)
     .build/events-venv/bin/python scripts/events-receiver.py --secret-file events.secrets --log events.jsonl
 
 Prints {"port": N} once it listens on 127.0.0.1 (--port 0: any free port). Each POST is verified

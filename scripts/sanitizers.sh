@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SHARE_RECOVERY_WERROR=1
+. scripts/events-venv.sh
 
 # Only our own targets are instrumented (SHARE_RECOVERY_SANITIZE, read by Package.swift): they are
 # recompiled in the plain scratch path, where `make test` already compiled the dependencies, so a

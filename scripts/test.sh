@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 export SHARE_RECOVERY_WERROR=1
 started=$SECONDS
 . scripts/test-postgres.sh
+. scripts/events-venv.sh
 swift build --build-tests
 built=$SECONDS
 # Two passes. First the targets that only compute in process (no socket, child process, file lock
