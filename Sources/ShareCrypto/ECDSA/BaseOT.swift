@@ -39,11 +39,17 @@ enum BaseOT {
         return (a, SenderMessage(a: bigA, proofCommitment: commitment, proofResponse: k + e * a))
     }
 
-    /// The receiver's move for choice bits `delta` (32 bytes, bit l = byte l/8 bit l%8): the
-    /// points `B_l` and its keys. Draws the 256 `b_l` from `random`, in order.
+    /// The receiver's 256 scalars `b_l`, drawn from `random` in order.
+    static func receiverScalars(random: some RandomSource) -> [Scalar] {
+        (0..<count).map { _ in Scalar.random(on: .secp256k1, using: random) }
+    }
+
+    /// The receiver's move for choice bits `delta` (32 bytes, bit l = byte l/8 bit l%8) with the
+    /// scalars `b` of ``receiverScalars(random:)``: the points `B_l` and its keys.
     static func receive(
-        context: [UInt8], message: SenderMessage, delta: SecureBytes, random: some RandomSource, peer: Int
+        context: [UInt8], message: SenderMessage, delta: SecureBytes, scalars: [Scalar], peer: Int
     ) throws -> (points: [Point], keys: [SecureBytes]) {
+        precondition(scalars.count == count, "one receiver scalar per base OT")
         let e = challenge(context: context, a: message.a, commitment: message.proofCommitment)
         let check = try Point.sum([try message.a.multiplied(by: e), message.proofCommitment])
         guard try Point(generatorTimes: message.proofResponse) == check else {
@@ -53,8 +59,7 @@ enum BaseOT {
         var points = [Point]()
         var keys = [SecureBytes]()
         let bits = delta.revealedBytes()
-        for index in 0..<count {
-            let b = Scalar.random(on: .secp256k1, using: random)
+        for (index, b) in scalars.enumerated() {
             let plain = try Point(generatorTimes: b)
             let shifted = try plain + message.a
             // Select by the secret bit without a branch: mask the two encodings together.
