@@ -58,15 +58,17 @@ enum BaseOT {
         }
         var points = [Point]()
         var keys = [SecureBytes]()
-        let bits = delta.revealedBytes()
-        for (index, b) in scalars.enumerated() {
-            let plain = try Point(generatorTimes: b)
-            let shifted = try plain + message.a
-            // Select by the secret bit without a branch: mask the two encodings together.
-            let mask = 0 &- ((bits[index / 8] >> UInt8(index % 8)) & 1)
-            let chosen = zip(plain.rawRepresentation, shifted.rawRepresentation).map { ($0 & ~mask) | ($1 & mask) }
-            points.append(try Point(rawRepresentation: chosen, curve: .secp256k1))
-            keys.append(key(context: context, index: index, shared: try message.a.multiplied(by: b)))
+        // Δ's bits are read in place: no plain copy of the correlation.
+        try delta.withUnsafeBytes { (bits) throws in
+            for (index, b) in scalars.enumerated() {
+                let plain = try Point(generatorTimes: b)
+                let shifted = try plain + message.a
+                // Select by the secret bit without a branch: mask the two encodings together.
+                let mask = 0 &- ((bits[index / 8] >> UInt8(index % 8)) & 1)
+                let chosen = zip(plain.rawRepresentation, shifted.rawRepresentation).map { ($0 & ~mask) | ($1 & mask) }
+                points.append(try Point(rawRepresentation: chosen, curve: .secp256k1))
+                keys.append(key(context: context, index: index, shared: try message.a.multiplied(by: b)))
+            }
         }
         return (points, keys)
     }
