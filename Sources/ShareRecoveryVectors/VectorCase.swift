@@ -153,13 +153,13 @@ enum VectorRunner {
         "invalidScalar",
         "invalidPoint", "invalidShare", "publicKeyMismatch", "authenticationFailed", "tamperedShare", "unsealFailed",
         "dealerCheckFailed", "subShareCheckFailed", "noMatchingShare", "inconsistentShares", "dkgProofFailed",
-        "invalidSignatureShare", "nonceReused",
+        "invalidSignatureShare", "nonceReused", "ecdsaCheckFailed", "pairSetupStale",
     ]
 
     static var kinds: [any VectorKind.Type] {
         [
             ShareRecordVectors.self, CipherTextVectors.self, CustodianShareVectors.self, SelectionVectors.self,
-            ResharingVectors.self, DKGVectors.self, SigningVectors.self,
+            ResharingVectors.self, DKGVectors.self, SigningVectors.self, ECDSAVectors.self,
         ]
     }
 

@@ -140,4 +140,46 @@ struct ECDSASigningTests {
                 share: shares[0], signers: indices, setups: setups[1]!, digest: SHA256.hash(Self.digest), state: state)
         }
     }
+
+    @Test("a pair setup party's state leaves and re-enters between its rounds; the setup is the same")
+    func pairSetupStatesRoundTrip() throws {
+        let shares = try Self.dkg(threshold: 2, parties: 3, walletId: "ecdsa-setup-states")
+        let seeds = [1: SecureBytes(copying: [UInt8](repeating: 1, count: 32)), 3: SecureBytes(zeros: 32)]
+        func parties() throws -> (PairSetupParty, PairSetupParty) {
+            (
+                try PairSetupParty(share: shares[0], peer: 3, seed: seeds[1]!),
+                try PairSetupParty(share: shares[2], peer: 1, seed: seeds[3]!)
+            )
+        }
+        // Uninterrupted.
+        let (a, b) = try parties()
+        let aRound2 = try a.round2(peerMessage: b.round1Message)
+        let bRound2 = try b.round2(peerMessage: a.round1Message)
+        let expected = try a.finish(peerMessage: bRound2).rawRepresentation()
+        _ = try b.finish(peerMessage: aRound2)
+
+        // Party 1 stored after each of its rounds: the same messages and the same setup.
+        let (first, peer) = try parties()
+        let afterRound1 = try first.exportState()
+        #expect(throws: ShareRecoveryError(.nonceReused, "")) { try first.exportState() }
+        #expect(throws: ShareRecoveryError(.nonceReused, "")) { try first.round2(peerMessage: peer.round1Message) }
+        let restored = try PairSetupParty(share: shares[0], peer: 3, state: afterRound1)
+        #expect(try restored.round2(peerMessage: peer.round1Message) == aRound2)
+        let afterRound2 = try restored.exportState()
+        let again = try PairSetupParty(share: shares[0], peer: 3, state: afterRound2)
+        #expect(
+            try again.finish(peerMessage: try peer.round2(peerMessage: a.round1Message)).rawRepresentation() == expected
+        )
+
+        // Another pair, another party or a cut state does not load.
+        #expect(throws: ShareRecoveryError(.malformedRecord, "")) {
+            try PairSetupParty(share: shares[0], peer: 2, state: afterRound2)
+        }
+        #expect(throws: ShareRecoveryError(.malformedRecord, "")) {
+            try PairSetupParty(share: shares[2], peer: 1, state: afterRound2)
+        }
+        #expect(throws: ShareRecoveryError(.malformedRecord, "")) {
+            try PairSetupParty(share: shares[0], peer: 3, state: try afterRound2.slice(0..<(afterRound2.count - 1)))
+        }
+    }
 }

@@ -39,11 +39,17 @@ enum BaseOT {
         return (a, SenderMessage(a: bigA, proofCommitment: commitment, proofResponse: k + e * a))
     }
 
-    /// The receiver's move for choice bits `delta` (32 bytes, bit l = byte l/8 bit l%8): the
-    /// points `B_l` and its keys. Draws the 256 `b_l` from `random`, in order.
+    /// The receiver's 256 scalars `b_l`, drawn from `random` in order.
+    static func receiverScalars(random: some RandomSource) -> [Scalar] {
+        (0..<count).map { _ in Scalar.random(on: .secp256k1, using: random) }
+    }
+
+    /// The receiver's move for choice bits `delta` (32 bytes, bit l = byte l/8 bit l%8) with the
+    /// scalars `b` of ``receiverScalars(random:)``: the points `B_l` and its keys.
     static func receive(
-        context: [UInt8], message: SenderMessage, delta: SecureBytes, random: some RandomSource, peer: Int
+        context: [UInt8], message: SenderMessage, delta: SecureBytes, scalars: [Scalar], peer: Int
     ) throws -> (points: [Point], keys: [SecureBytes]) {
+        precondition(scalars.count == count, "one receiver scalar per base OT")
         let e = challenge(context: context, a: message.a, commitment: message.proofCommitment)
         let check = try Point.sum([try message.a.multiplied(by: e), message.proofCommitment])
         guard try Point(generatorTimes: message.proofResponse) == check else {
@@ -52,16 +58,17 @@ enum BaseOT {
         }
         var points = [Point]()
         var keys = [SecureBytes]()
-        let bits = delta.revealedBytes()
-        for index in 0..<count {
-            let b = Scalar.random(on: .secp256k1, using: random)
-            let plain = try Point(generatorTimes: b)
-            let shifted = try plain + message.a
-            // Select by the secret bit without a branch: mask the two encodings together.
-            let mask = 0 &- ((bits[index / 8] >> UInt8(index % 8)) & 1)
-            let chosen = zip(plain.rawRepresentation, shifted.rawRepresentation).map { ($0 & ~mask) | ($1 & mask) }
-            points.append(try Point(rawRepresentation: chosen, curve: .secp256k1))
-            keys.append(key(context: context, index: index, shared: try message.a.multiplied(by: b)))
+        // Δ's bits are read in place: no plain copy of the correlation.
+        try delta.withUnsafeBytes { (bits) throws in
+            for (index, b) in scalars.enumerated() {
+                let plain = try Point(generatorTimes: b)
+                let shifted = try plain + message.a
+                // Select by the secret bit without a branch: mask the two encodings together.
+                let mask = 0 &- ((bits[index / 8] >> UInt8(index % 8)) & 1)
+                let chosen = zip(plain.rawRepresentation, shifted.rawRepresentation).map { ($0 & ~mask) | ($1 & mask) }
+                points.append(try Point(rawRepresentation: chosen, curve: .secp256k1))
+                keys.append(key(context: context, index: index, shared: try message.a.multiplied(by: b)))
+            }
         }
         return (points, keys)
     }

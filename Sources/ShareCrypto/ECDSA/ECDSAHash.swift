@@ -33,6 +33,24 @@ enum ECDSAHash {
         Scalar(reducingBigEndian: hasher(.sha512, tag, parts).finalizeSecret(), curve: .secp256k1)
     }
 
+    /// ``expand(_:_:count:)`` of input that holds a secret, kept secret.
+    static func secretExpand(_ tag: String, _ parts: [HashInput], count: Int) -> SecureBytes {
+        SecureBytes(count: count) { out in
+            var offset = 0
+            var block = 0
+            while offset < count {
+                let digest = secretDigest(tag, parts + [.bytes(ECDSAWire.uint32(block))])
+                let take = min(32, count - offset)
+                digest.withUnsafeBytes { bytes in
+                    UnsafeMutableRawBufferPointer(rebasing: out[offset..<offset + take])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<take]))
+                }
+                offset += take
+                block += 1
+            }
+        }
+    }
+
     /// `count` bytes of SHA-256 in counter mode: block k is the digest of the parts and the 4-byte k.
     static func expand(_ tag: String, _ parts: [HashInput], count: Int) -> [UInt8] {
         var out = [UInt8]()

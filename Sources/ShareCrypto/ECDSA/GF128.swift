@@ -13,12 +13,16 @@ enum GF128 {
         }
 
         init(_ bytes: ArraySlice<UInt8>) {
+            self = bytes.withUnsafeBytes { Element($0, at: 0) }
+        }
+
+        /// The element in the 16 bytes of `bytes` from `offset`.
+        init(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
             var low: UInt64 = 0
             var high: UInt64 = 0
-            let base = bytes.startIndex
             for index in 0..<8 {
-                low |= UInt64(bytes[base + index]) << (8 * index)
-                high |= UInt64(bytes[base + 8 + index]) << (8 * index)
+                low |= UInt64(bytes[offset + index]) << (8 * index)
+                high |= UInt64(bytes[offset + 8 + index]) << (8 * index)
             }
             self.init(low: low, high: high)
         }

@@ -14,8 +14,9 @@ enum OTExtension {
     /// `u (256 × 84) || x (16) || t (32)`.
     static let receiverMessageCount = BaseOT.count * columnByteCount + 48
 
-    private static func column(key: SecureBytes, id: [UInt8], index: Int) -> [UInt8] {
-        ECDSAHash.expand(
+    /// Column l of an extension matrix: secret, as its key is.
+    private static func column(key: SecureBytes, id: [UInt8], index: Int) -> SecureBytes {
+        ECDSAHash.secretExpand(
             "ote/prg", [.secret(key), .bytes(id), .bytes(ECDSAWire.uint32(index))], count: columnByteCount)
     }
 
@@ -25,11 +26,11 @@ enum OTExtension {
     }
 
     /// Rows from columns: bit l of row j is bit j of column l (bits little-endian within a byte).
-    private static func transpose(_ columns: [[UInt8]]) -> [UInt8] {
-        var rows = [UInt8](repeating: 0, count: rowCount * 32)
-        rows.withUnsafeMutableBufferPointer { out in
+    private static func transpose(_ columns: [SecureBytes]) -> SecureBytes {
+        SecureBytes(count: rowCount * 32) { out in
+            out.initializeMemory(as: UInt8.self, repeating: 0)
             for l in 0..<BaseOT.count {
-                columns[l].withUnsafeBufferPointer { column in
+                columns[l].withUnsafeBytes { column in
                     let byte = l / 8
                     let shift = UInt8(l % 8)
                     for j in 0..<rowCount {
@@ -38,65 +39,82 @@ enum OTExtension {
                 }
             }
         }
-        return rows
     }
 
-    private static func halves(_ rows: [UInt8], _ j: Int) -> (GF128.Element, GF128.Element) {
-        (GF128.Element(rows[(j * 32)..<(j * 32 + 16)]), GF128.Element(rows[(j * 32 + 16)..<(j * 32 + 32)]))
+    /// `Σ χ_j·row_j` on each 128-bit half of the rows.
+    private static func combine(_ rows: SecureBytes, _ chi: [GF128.Element]) -> (GF128.Element, GF128.Element) {
+        rows.withUnsafeBytes { rows in
+            var sum = (GF128.Element.zero, GF128.Element.zero)
+            for j in 0..<rowCount {
+                sum = (
+                    sum.0 ^ (chi[j] * GF128.Element(rows, at: j * 32)),
+                    sum.1 ^ (chi[j] * GF128.Element(rows, at: j * 32 + 16))
+                )
+            }
+            return sum
+        }
     }
 
     /// The receiver's message for choice bits `choices` (`rowCount` bits), and its rows `t_j`.
-    static func receive(keys0: [SecureBytes], keys1: [SecureBytes], id: [UInt8], choices: [UInt8]) -> (
-        message: [UInt8], rows: [UInt8]
+    static func receive(keys0: [SecureBytes], keys1: [SecureBytes], id: [UInt8], choices: SecureBytes) -> (
+        message: [UInt8], rows: SecureBytes
     ) {
-        var columns = [[UInt8]]()
+        var columns = [SecureBytes]()
         var u = [UInt8]()
         u.reserveCapacity(BaseOT.count * columnByteCount)
-        for l in 0..<BaseOT.count {
-            let t0 = column(key: keys0[l], id: id, index: l)
-            let t1 = column(key: keys1[l], id: id, index: l)
-            for byte in 0..<columnByteCount { u.append(t0[byte] ^ t1[byte] ^ choices[byte]) }
-            columns.append(t0)
+        var x = GF128.Element.zero
+        choices.withUnsafeBytes { bits in
+            for l in 0..<BaseOT.count {
+                let t0 = column(key: keys0[l], id: id, index: l)
+                let t1 = column(key: keys1[l], id: id, index: l)
+                t0.withUnsafeBytes { t0 in
+                    t1.withUnsafeBytes { t1 in
+                        for byte in 0..<columnByteCount { u.append(t0[byte] ^ t1[byte] ^ bits[byte]) }
+                    }
+                }
+                columns.append(t0)
+            }
         }
         let rows = transpose(columns)
         let chi = challenges(id: id, u: u)
-        var x = GF128.Element.zero
-        var t = (GF128.Element.zero, GF128.Element.zero)
-        for j in 0..<rowCount {
-            let bit = UInt64((choices[j / 8] >> UInt8(j % 8)) & 1)
-            x = x ^ (chi[j] * GF128.Element(low: bit, high: 0))
-            let (low, high) = halves(rows, j)
-            t = (t.0 ^ (chi[j] * low), t.1 ^ (chi[j] * high))
+        choices.withUnsafeBytes { bits in
+            for j in 0..<rowCount {
+                let bit = UInt64((bits[j / 8] >> UInt8(j % 8)) & 1)
+                x = x ^ (chi[j] * GF128.Element(low: bit, high: 0))
+            }
         }
+        let t = combine(rows, chi)
         return (u + x.bytes + t.0.bytes + t.1.bytes, rows)
     }
 
     /// The sender's rows `q_j = t_j ⊕ β'_j·Δ`, after the consistency check of the receiver's message.
     /// - Throws: `ecdsaCheckFailed` naming `peer` when the check fails.
     static func send(delta: SecureBytes, keys: [SecureBytes], id: [UInt8], message: [UInt8], peer: Int) throws
-        -> [UInt8]
+        -> SecureBytes
     {
         precondition(message.count == receiverMessageCount, "the caller checks the message length")
         let u = Array(message[0..<(BaseOT.count * columnByteCount)])
-        let deltaBytes = delta.revealedBytes()
-        var columns = [[UInt8]]()
-        for l in 0..<BaseOT.count {
-            var q = column(key: keys[l], id: id, index: l)
-            let mask = 0 &- ((deltaBytes[l / 8] >> UInt8(l % 8)) & 1)
-            for byte in 0..<columnByteCount { q[byte] ^= u[l * columnByteCount + byte] & mask }
-            columns.append(q)
+        var columns = [SecureBytes]()
+        delta.withUnsafeBytes { deltaBits in
+            for l in 0..<BaseOT.count {
+                let mask = 0 &- ((deltaBits[l / 8] >> UInt8(l % 8)) & 1)
+                let keyed = column(key: keys[l], id: id, index: l)
+                columns.append(
+                    SecureBytes(count: columnByteCount) { q in
+                        keyed.withUnsafeBytes { keyed in
+                            for byte in 0..<columnByteCount {
+                                q[byte] = keyed[byte] ^ (u[l * columnByteCount + byte] & mask)
+                            }
+                        }
+                    })
+            }
         }
         let rows = transpose(columns)
-        let chi = challenges(id: id, u: u)
-        var q = (GF128.Element.zero, GF128.Element.zero)
-        for j in 0..<rowCount {
-            let (low, high) = halves(rows, j)
-            q = (q.0 ^ (chi[j] * low), q.1 ^ (chi[j] * high))
-        }
+        let q = combine(rows, challenges(id: id, u: u))
         let tail = message.count - 48
         let x = GF128.Element(message[tail..<(tail + 16)])
         let t = (GF128.Element(message[(tail + 16)..<(tail + 32)]), GF128.Element(message[(tail + 32)..<(tail + 48)]))
-        let deltaHalves = (GF128.Element(deltaBytes[0..<16]), GF128.Element(deltaBytes[16..<32]))
+        let deltaHalves = delta.withUnsafeBytes { (GF128.Element($0, at: 0), GF128.Element($0, at: 16)) }
         let expected = (t.0 ^ (x * deltaHalves.0), t.1 ^ (x * deltaHalves.1))
         guard constantTimeEquals(q.0.bytes + q.1.bytes, expected.0.bytes + expected.1.bytes) else {
             throw ShareCryptoError(.ecdsaCheckFailed, "the OT-extension consistency check failed", party: peer)
@@ -106,16 +124,18 @@ enum OTExtension {
 
     /// The random-OT pad of row `j`: four scalars from the row (`q_j`, `q_j ⊕ Δ` or `t_j`), bound to
     /// the session and direction so a replayed extension message yields fresh pads.
-    static func pad(session: [UInt8], row: ArraySlice<UInt8>, index: Int) -> [Scalar] {
-        let secretRow = SecureBytes(copying: Array(row))
+    static func pad(session: [UInt8], rows: SecureBytes, index: Int, flippedBy delta: SecureBytes? = nil) -> [Scalar] {
+        let row = SecureBytes(count: 32) { out in
+            rows.withUnsafeBytes { rows in
+                out.copyMemory(from: UnsafeRawBufferPointer(rebasing: rows[(index * 32)..<(index * 32 + 32)]))
+            }
+            delta?.withUnsafeBytes { delta in
+                for byte in 0..<32 { out[byte] ^= delta[byte] }
+            }
+        }
         return (0..<4).map {
             ECDSAHash.scalar(
-                "ote/pad", [.bytes(session), .bytes(ECDSAWire.uint32(index)), .bytes([UInt8($0)]), .secret(secretRow)])
+                "ote/pad", [.bytes(session), .bytes(ECDSAWire.uint32(index)), .bytes([UInt8($0)]), .secret(row)])
         }
-    }
-
-    /// `row ⊕ Δ`.
-    static func flipped(_ row: ArraySlice<UInt8>, delta: [UInt8]) -> ArraySlice<UInt8> {
-        ArraySlice(zip(row, delta).map { $0 ^ $1 })
     }
 }

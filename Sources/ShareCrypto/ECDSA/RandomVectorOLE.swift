@@ -33,13 +33,15 @@ enum RandomVectorOLE {
         message: [UInt8], state: BobState
     ) {
         let choices = random.secureBytes(count: OTExtension.columnByteCount)
-        let bits = choices.revealedBytes()
-        let (message, rows) = OTExtension.receive(keys0: keys0, keys1: keys1, id: id, choices: bits)
-        var chi = Scalar(0, curve: .secp256k1)
-        for j in 0..<OTExtension.batchCount {
-            chi = chi + Scalar(UInt64((bits[j / 8] >> UInt8(j % 8)) & 1), curve: .secp256k1) * gadget[j]
+        let (message, rows) = OTExtension.receive(keys0: keys0, keys1: keys1, id: id, choices: choices)
+        let chi = choices.withUnsafeBytes { bits in
+            var chi = Scalar(0, curve: .secp256k1)
+            for j in 0..<OTExtension.batchCount {
+                chi = chi + Scalar(UInt64((bits[j / 8] >> UInt8(j % 8)) & 1), curve: .secp256k1) * gadget[j]
+            }
+            return chi
         }
-        return (message, BobState(choices: choices, rows: SecureBytes(copying: rows), chi: chi))
+        return (message, BobState(choices: choices, rows: rows, chi: chi))
     }
 
     private static func challenge(session: [UInt8], tau: [UInt8]) -> (Scalar, Scalar) {
@@ -65,14 +67,12 @@ enum RandomVectorOLE {
         let rows = try OTExtension.send(delta: delta, keys: keys, id: id, message: bobMessage, peer: peer)
         // The inner loops stay on field limbs: no per-operation encoding of secret scalars.
         let alpha = [inputs.0, inputs.1, masks.0, masks.1].map(\.limbs)
-        let deltaBytes = delta.revealedBytes()
         var sums = [ScalarField.Limbs](repeating: .zero, count: 4)
         var tau = [UInt8](repeating: 0, count: tauCount)
         tau.withUnsafeMutableBytes { out in
             for j in 0..<OTExtension.batchCount {
-                let row = rows[(j * 32)..<(j * 32 + 32)]
-                let zero = OTExtension.pad(session: session, row: row, index: j)
-                let one = OTExtension.pad(session: session, row: OTExtension.flipped(row, delta: deltaBytes), index: j)
+                let zero = OTExtension.pad(session: session, rows: rows, index: j)
+                let one = OTExtension.pad(session: session, rows: rows, index: j, flippedBy: delta)
                 for k in 0..<4 {
                     let pad = zero[k].limbs
                     sums[k] = field.add(sums[k], field.multiply(pad, gadgetMontgomery[j]))
@@ -97,13 +97,13 @@ enum RandomVectorOLE {
     static func bobFinish(state: BobState, session: [UInt8], reply: [UInt8], peer: Int) throws -> (Scalar, Scalar) {
         var wire = ECDSAWire(reply, what: "multiplication reply from party \(peer)")
         let tauBytes = try wire.take(tauCount)
-        let bits = state.choices.revealedBytes()
-        let rows = state.rows.revealedBytes()
         var sums = [ScalarField.Limbs](repeating: .zero, count: 4)
+        // The choice bits are read in place; the rows go to the pads as secrets.
         try tauBytes.withUnsafeBytes { (input: UnsafeRawBufferPointer) throws in
             for j in 0..<OTExtension.batchCount {
-                let mask = 0 &- UInt64((bits[j / 8] >> UInt8(j % 8)) & 1)
-                let pad = OTExtension.pad(session: session, row: rows[(j * 32)..<(j * 32 + 32)], index: j)
+                let bit = state.choices.withUnsafeBytes { UInt64(($0[j / 8] >> UInt8(j % 8)) & 1) }
+                let mask = 0 &- bit
+                let pad = OTExtension.pad(session: session, rows: state.rows, index: j)
                 for k in 0..<4 {
                     let slot = (j * 4 + k) * 32
                     let tau = Curve.secp256k1.limbs(from: UnsafeRawBufferPointer(rebasing: input[slot..<(slot + 32)]))

@@ -5,8 +5,10 @@ public import Foundation
 #endif
 import CSodium
 
-/// Where randomness comes from. Production code always uses ``SystemRandom``; tests and vector
-/// generation inject ``DeterministicRandom`` so that every output can be recomputed.
+/// Where randomness comes from. Production code draws from ``SystemRandom``, directly or through a
+/// ``DeterministicRandom`` keyed by a fresh seed from it (the threshold ECDSA roles); tests and
+/// vector generation inject ``DeterministicRandom`` with published seeds so that every output can be
+/// recomputed.
 public protocol RandomSource: Sendable {
     /// Fills `buffer` with random bytes.
     /// - Parameter buffer: The memory to fill.
@@ -42,9 +44,13 @@ public struct SystemRandom: RandomSource {
     }
 }
 
-/// A reproducible byte stream (ChaCha20 keyed by a seed) for tests and published vectors only.
+/// A reproducible byte stream: ChaCha20 keyed by the BLAKE2b-256 of a seed, each ``fill(_:)`` call
+/// with the next 8-byte little-endian counter as nonce (docs/ecdsa.md "Random values").
 ///
-/// Never use it for real secrets: anyone with the seed can recompute every byte.
+/// Its bytes are exactly as secret as its seed. The threshold ECDSA roles expand a fresh 32-byte
+/// seed from ``SystemRandom`` into every value of a pair setup or signing session, so a session is
+/// reproducible from its seed and the published `ecdsa@1` vectors can fix one; tests and vector
+/// generation use public seeds. Never key it with anything guessable when its output is secret.
 public final class DeterministicRandom: RandomSource {
     private let key: SecureBytes
     private let counter = Locked<UInt64>(0)

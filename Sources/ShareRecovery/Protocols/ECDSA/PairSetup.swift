@@ -58,6 +58,28 @@ public final class PairSetupParty {
     public init(share: ShareRecord, peer: Int, seed: SecureBytes = SystemRandom().secureBytes(count: 32))
         throws(ShareRecoveryError)
     {
+        let (own, other) = try Self.bindings(share: share, peer: peer)
+        party = try mappingCryptoErrors {
+            try ECDSAPairSetupParty(own: own, peer: other, random: try ECDSASeed.pairSetup(seed, peer: peer))
+        }
+    }
+
+    /// Restores a party from its exported state (``exportState()``), with the same share and peer.
+    /// Delete the stored state as you load it.
+    /// - Throws: ``ShareRecoveryError/Code/malformedRecord`` for a state that does not parse or is of
+    ///   another pair, set or generation; as ``init(share:peer:seed:)`` for the share and peer.
+    public init(share: ShareRecord, peer: Int, state: SecureBytes) throws(ShareRecoveryError) {
+        let (own, other) = try Self.bindings(share: share, peer: peer)
+        do {
+            party = try ECDSAPairSetupParty(own: own, peer: other, state: state)
+        } catch {
+            throw ShareRecoveryError(.malformedRecord, "not this pair's ECDSA pair setup state of version 1: \(error)")
+        }
+    }
+
+    private static func bindings(share: ShareRecord, peer: Int) throws(ShareRecoveryError) -> (
+        ECDSAPartyBinding, ECDSAPartyBinding
+    ) {
         guard share.kind == .signing, share.curve == .secp256k1 else {
             throw ShareRecoveryError(.invalidParameters, "an ECDSA pair setup is made for secp256k1 signing shares")
         }
@@ -65,12 +87,19 @@ public final class PairSetupParty {
             throw ShareRecoveryError(
                 .invalidParameters, "the peer must be another party of the set (1…\(share.parties))")
         }
-        party = try mappingCryptoErrors {
-            try ECDSAPairSetupParty(
-                own: try ECDSASigningParty.binding(share, index: share.partyIndex),
-                peer: try ECDSASigningParty.binding(share, index: peer),
-                random: try ECDSASeed.pairSetup(seed, peer: peer))
+        return try mappingCryptoErrors {
+            (
+                try ECDSASigningParty.binding(share, index: share.partyIndex),
+                try ECDSASigningParty.binding(share, index: peer)
+            )
         }
+    }
+
+    /// The state between rounds as versioned bytes (docs/ecdsa.md "Pair setup states"), secret: seal
+    /// it like a share. It ends this value; continue with ``init(share:peer:state:)``.
+    /// - Throws: ``ShareRecoveryError/Code/nonceReused`` once the setup has finished or was exported.
+    public func exportState() throws(ShareRecoveryError) -> SecureBytes {
+        try mappingCryptoErrors { try party.exportState() }
     }
 
     /// Round 1's message to the peer.
