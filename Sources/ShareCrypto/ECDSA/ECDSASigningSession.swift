@@ -185,6 +185,10 @@ package final class ECDSASigningSession {
         }
         nonce = try wire.take(32)
         instanceKey = try wire.scalar()
+        // A session never draws r_i = 0; stored bytes holding it do not parse (not `invalidScalar` from k·G).
+        guard !instanceKey.isZero else {
+            throw ShareCryptoError(.invalidEncoding, "this ECDSA round state's instance key is zero")
+        }
         instancePoint = try Point(generatorTimes: instanceKey)
         phi = try wire.scalar()
         salt = try wire.take(32)
