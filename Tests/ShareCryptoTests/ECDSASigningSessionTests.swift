@@ -165,7 +165,7 @@ struct ECDSASigningSessionTests {
         }
         let round1 = try sessions.map { try $0.round1Messages() }
         try Self.readsBack(round1[0][2]!) { try ECDSAMessage.SigningRound1($0, from: 1).bytes }
-        let round2 = try [try sessions[0].round2([2: round1[1][1]!]), try sessions[1].round2([1: round1[0][2]!])]
+        let round2 = [try sessions[0].round2([2: round1[1][1]!]), try sessions[1].round2([1: round1[0][2]!])]
         try Self.readsBack(round2[0][2]!) { try ECDSAMessage.SigningRound2($0, from: 1).bytes }
         let round3 = try sessions[0].round3([2: round2[1][1]!])
         try Self.readsBack(round3) { try ECDSAMessage.SigningRound3($0, from: 1).bytes }
@@ -187,5 +187,12 @@ struct ECDSASigningSessionTests {
         #expect(throws: ShareCryptoError(.invalidEncoding, "")) {
             try ECDSASigningSession(input, state: SecureBytes(copying: bytes))
         }
+    }
+
+    @Test("ECDSAHash.expand is the digests of the parts with each 4-byte counter, as docs/ecdsa.md defines it")
+    func expandIsCounterMode() {
+        let parts: [HashInput] = [.bytes(Array(repeating: 7, count: 100)), .bytes(Array(repeating: 9, count: 21_504))]
+        let expected = (0..<4).flatMap { ECDSAHash.digest("ote/check", parts + [.bytes(ECDSAWire.uint32($0))]) }
+        #expect(ECDSAHash.expand("ote/check", parts, count: 100) == Array(expected.prefix(100)))
     }
 }
