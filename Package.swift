@@ -206,6 +206,14 @@ if Context.environment["SHARE_RECOVERY_FUZZ"] == "1" {
         ("fuzz-custodian-share", "CustodianShare", ["ShareRecovery", "ShareCrypto"]),
         ("fuzz-slip39", "SLIP39Mnemonic", ["RecoveryKit", "ShareCrypto"]),
         ("fuzz-protocol-messages", "ProtocolMessages", ["ShareRecovery", "ShareCrypto"]),
+        ("fuzz-ecdsa-setup-round1", "ECDSASetupRound1", ["ShareCrypto"]),
+        ("fuzz-ecdsa-setup-round2", "ECDSASetupRound2", ["ShareCrypto"]),
+        ("fuzz-ecdsa-signing-round1", "ECDSASigningRound1", ["ShareCrypto"]),
+        ("fuzz-ecdsa-signing-round2", "ECDSASigningRound2", ["ShareCrypto"]),
+        ("fuzz-ecdsa-signing-round3", "ECDSASigningRound3", ["ShareCrypto"]),
+        ("fuzz-ecdsa-pair-setup", "ECDSAPairSetup", ["ShareRecovery", "ShareCrypto"]),
+        ("fuzz-ecdsa-round-state", "ECDSARoundState", ["ShareRecovery", "ShareCrypto"]),
+        ("fuzz-ecdsa-signature", "ECDSASignature", ["ShareCrypto"]),
         (
             "fuzz-server-requests", "ServerRequests",
             [

@@ -28,6 +28,11 @@ def ratio(m):
     return m["medianNs"] / m["floorNs"] if m.get("floorNs") else None
 
 
+def floor_units(m):
+    """The floor in k·G units of the row's curve, where the row has both."""
+    return m["floorNs"] / m["kGNs"] if m.get("floorNs") and m.get("kGNs") else None
+
+
 def target_text(m):
     parts = []
     if "target" in m:
@@ -151,8 +156,8 @@ def page(report, note=None):
         "Every row with a target, its ratio to its floor and, for the engine and wallet rows, its k·G",
         "units; the sections below say what each floor is.",
         "",
-        "| group | step | median | ratio to floor | target | k·G units | |",
-        "|---|---|---|---|---|---|---|",
+        "| group | step | median | ratio to floor | target | k·G units | floor in k·G units | |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for m in headline:
         r = ratio(m)
@@ -161,8 +166,29 @@ def page(report, note=None):
             + (f"{r:.2f}×" if r is not None else "")
             + f" | {target_text(m)} | "
             + (f"{m['kGUnits']:.1f}" if "kGUnits" in m else "")
+            + " | "
+            + (f"{floor_units(m):.1f}" if floor_units(m) is not None else "")
             + f" | {verdict(m)} |"
         )
+    ecdsa = [m for m in headline if m["name"].startswith("ECDSA ")]
+    if ecdsa:
+        out += [
+            "",
+            "Threshold ECDSA (DKLs23, docs/ecdsa.md) runs 2-of-2 beside FROST in the wallet group: a pair setup,",
+            "and a signature over stored setups (its three rounds and the final verification, both parties in",
+            "one process), each against a target in k·G units. Its floors (`ECDSACounts` in",
+            "`Benchmarks/RecoveryBench/Floors.swift`) count the points (k·G, k·P, P+Q, parses) and the hashes",
+            "the transcript specifies, in SHA-256 and SHA-512 compressions timed in the same run; a floor above",
+            "its target shows the target cannot be met with this transcript on this machine:",
+            "",
+        ]
+        for m in ecdsa:
+            units = floor_units(m)
+            out.append(
+                f"- {m['name']}: floor {human(m['floorNs'])}"
+                + (f" = {units:.1f} k·G units" if units is not None else "")
+                + f" ({m.get('note', '')})"
+            )
     scaling = scaling_line(measurements)
     if scaling:
         out += ["", "| group | what | speed-up | target | |", "|---|---|---|---|---|", scaling]

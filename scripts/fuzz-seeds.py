@@ -159,11 +159,82 @@ def protocol_messages():
         write("protocol-messages", mode("secp256k1", 5) + pending)
 
 
+# secp256k1, for the ECDSA seeds: the compressed encodings of k·G for small k (affine addition).
+P = 2**256 - 2**32 - 977
+N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+G = (0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798,
+     0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8)
+
+
+def points(count):
+    """k·G for k = 1…count, each as 33 compressed bytes."""
+    out, (x, y) = [], G
+    for _ in range(count):
+        out.append(bytes([2 + (y & 1)]) + x.to_bytes(32, "big"))
+        if (x, y) == G:
+            slope = 3 * x * x * pow(2 * y, -1, P) % P
+        else:
+            slope = (y - G[1]) * pow(x - G[0], -1, P) % P
+        nx = (slope * slope - x - G[0]) % P
+        x, y = nx, (slope * (G[0] - nx) - G[1]) % P
+    return out
+
+
+def filler(label, count):
+    """`count` deterministic bytes; read as 32-byte scalars they are below n (odds 2^-128 otherwise)."""
+    out = b""
+    while len(out) < count:
+        out += hashlib.sha256(label.encode() + len(out).to_bytes(4, "big")).digest()
+    return out[:count]
+
+
+def scalar(label):
+    return (int.from_bytes(filler(label, 32), "big") % (N - 1) + 1).to_bytes(32, "big")
+
+
+def der_integer(value):
+    body = value.to_bytes(32, "big").lstrip(b"\x00") or b"\x00"
+    if body[0] & 0x80:
+        body = b"\x00" + body
+    return b"\x02" + bytes([len(body)]) + body
+
+
+def ecdsa():
+    """Seeds in the layouts of docs/ecdsa.md (the targets check layouts, not protocol meaning), from
+    points k·G and hashed filler: pair setup rounds, signing rounds, the pair setup's byte form,
+    round states of each phase and signature encodings."""
+    ps = points(256)
+    write("ecdsa-setup-round1", ps[0] + ps[1] + scalar("z") + filler("c", 32))
+    write("ecdsa-setup-round2", b"".join(ps))
+    write("ecdsa-signing-round1", filler("round1", 32 + 32 + 256 * 84 + 48))
+    reply = b"".join(scalar(f"tau{j}") for j in range(416 * 4)) + scalar("eta0") + scalar("eta1") + filler("mu", 32)
+    write("ecdsa-signing-round2", ps[2] + filler("salt", 32) + ps[3] + scalar("psi") + ps[4] + ps[5] + reply)
+    write("ecdsa-signing-round3", scalar("u") + scalar("w"))
+    binding = lambda index: bytes([index]) + filler("set", 16) + (0).to_bytes(4, "big")
+    write("ecdsa-pair-setup", b"\x01" + binding(1) + binding(2) + filler("keys", 64 + 3 * 256 * 32))
+    # Round state, party 1 of 2 (Tests/Fuzz/ECDSARoundState replaces bytes 2..<34 with its session's).
+    head = filler("nonce", 32) + scalar("k") + scalar("phi") + filler("salt", 32)
+    peer = scalar("chi") + filler("choices", 84) + filler("rows", 672 * 32) + scalar("m0") + scalar("m1")
+    phase2 = filler("sid", 32) + scalar("sk") + filler("opening", 64) + scalar("c1") + scalar("c2")
+    tail = {1: b"", 2: phase2, 3: ps[6] + scalar("r")}
+    for phase, extra in tail.items():
+        write("ecdsa-round-state", bytes([1, phase]) + bytes(32) + head + peer + extra)
+    # Signatures: selector byte (0 DER, 1 compact, 2 r‖s‖v), recovery id byte, then the encoding;
+    # a low and a high s.
+    for s in (int.from_bytes(scalar("s"), "big") % (N // 2), N - 5):
+        r = int.from_bytes(scalar("r"), "big")
+        sequence = der_integer(r) + der_integer(s)
+        write("ecdsa-signature", b"\x00\x00" + b"\x30" + bytes([len(sequence)]) + sequence)
+        write("ecdsa-signature", b"\x01\x01" + r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+        write("ecdsa-signature", b"\x02\x00" + r.to_bytes(32, "big") + s.to_bytes(32, "big") + b"\x01")
+
+
 cipher_text()
 share_record()
 custodian_share()
 slip39()
 server_requests()
 protocol_messages()
+ecdsa()
 for target in sorted(os.listdir(OUT)):
     print(f"{target}: {len(os.listdir(os.path.join(OUT, target)))} seeds")

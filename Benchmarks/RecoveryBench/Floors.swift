@@ -13,18 +13,23 @@ struct PrimitiveCosts {
     var seal = 0.0
     /// One SHA-256 (secp256k1) or SHA-512 (ed25519) block: the FROST and DKG hashes.
     var sha = 0.0
+    /// One compression of SHA-256 and of SHA-512, timed on a long message: threshold ECDSA's hashes,
+    /// counted in compressions (``ECDSACounts``).
+    var sha256Block = 0.0
+    var sha512Block = 0.0
 
     /// The unavoidable operations of one step, counted from the protocol (docs/formats.md §3, §4, §7).
     struct Count {
         var generatorMultiply = 0, pointMultiply = 0, add = 0, parse = 0, aead = 0, hkdf = 0, open = 0, seal = 0,
-            sha = 0
+            sha = 0, sha256Block = 0, sha512Block = 0
 
         static func + (a: Count, b: Count) -> Count {
             Count(
                 generatorMultiply: a.generatorMultiply + b.generatorMultiply,
                 pointMultiply: a.pointMultiply + b.pointMultiply,
                 add: a.add + b.add, parse: a.parse + b.parse, aead: a.aead + b.aead, hkdf: a.hkdf + b.hkdf,
-                open: a.open + b.open, seal: a.seal + b.seal, sha: a.sha + b.sha)
+                open: a.open + b.open, seal: a.seal + b.seal, sha: a.sha + b.sha,
+                sha256Block: a.sha256Block + b.sha256Block, sha512Block: a.sha512Block + b.sha512Block)
         }
 
         static func * (times: Int, a: Count) -> Count {
@@ -34,6 +39,8 @@ struct PrimitiveCosts {
         var summary: String {
             "\(generatorMultiply) k·G, \(pointMultiply) k·P, \(add) P+Q, \(parse) parse, \(aead) AEAD, \(hkdf) HKDF, \(open) open, \(seal) seal"
                 + (sha > 0 ? ", \(sha) SHA" : "")
+                + (sha256Block + sha512Block > 0
+                    ? ", \(sha256Block) SHA-256 and \(sha512Block) SHA-512 compressions" : "")
         }
     }
 
@@ -41,7 +48,7 @@ struct PrimitiveCosts {
         Double(count.generatorMultiply) * generatorMultiply + Double(count.pointMultiply) * pointMultiply
             + Double(count.add) * add + Double(count.parse) * parse + Double(count.aead) * aead
             + Double(count.hkdf) * hkdf + Double(count.open) * open + Double(count.seal) * seal + Double(count.sha)
-            * sha
+            * sha + Double(count.sha256Block) * sha256Block + Double(count.sha512Block) * sha512Block
     }
 }
 
@@ -281,5 +288,87 @@ enum ProtocolCounts {
                 + PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 2, add: 2)
         }
         return total + PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 1, add: 1) + hashToScalar(curve)
+    }
+}
+
+/// Operation counts of threshold ECDSA (DKLs23 as docs/ecdsa.md specifies it), 2-of-2 with both
+/// parties in one process. Points as for FROST; hashes in compression blocks of the hashes the
+/// transcript specifies, each input absorbed once (an expansion's shared prefix once, then one
+/// finish per 32-byte output): what any implementation of this transcript must compute.
+///
+/// A signature (per direction of the pair, each party is OT-extension receiver in one):
+/// - receiver: 2 × 256 PRG columns of 84 bytes, the check's challenge expansion (10,752 bytes over the
+///   21.5 KB message), 416 × 4 pads (SHA-512 to a scalar), θ twice over τ (53 KB, SHA-512), μ;
+/// - sender: 256 PRG columns, the same challenge expansion, 2 × 416 × 4 pads, θ twice, μ;
+/// - per party: R_i, pk_i, Γ^u, Γ^v (k·G each), the round-3 checks χ·R_j − d^u·G and χ·pk_j − d^v·G
+///   (2 k·G, 2 k·P, 2 P+Q), Σ pk and Σ R (one P+Q each), 4 points of round 2 parsed, the
+///   commitment, session and zero-share hashes; then one verification (k·G, k·P, P+Q).
+/// 2-of-2: 13 k·G, 5 k·P, 9 P+Q, 8 parse and (with the hashes above) about 13,500 SHA-256 and
+/// 23,300 SHA-512 compressions: the hashes, not the curve, are most of the floor.
+///
+/// A pair setup, per party: A and K (k·G), the peer's proof (e·A, one P+Q, z·G), 256 base OTs as
+/// receiver (b_l·G, B_l = b_l·G + Δ_l·A selected without a branch, b_l·A, one key hash each) and as
+/// sender (a·A once, then a·B_l and a·(B_l − A) = a·B_l − a·A: one k·P and one P+Q, two key hashes
+/// each), 2 + 256 points parsed. 2-of-2: 518 k·G, 1,028 k·P, 1,026 P+Q, 516 parse, about 3,090
+/// SHA-256 compressions: the curve is the floor.
+enum ECDSACounts {
+    /// SHA-256 compressions of an `n`-byte message (padding included).
+    static func sha256Blocks(_ n: Int) -> Int { (n + 9 + 63) / 64 }
+    /// SHA-512 compressions of an `n`-byte message (padding included).
+    static func sha512Blocks(_ n: Int) -> Int { (n + 17 + 127) / 128 }
+
+    /// The length of a framed hash input (docs/ecdsa.md "Hashes"): the tag
+    /// `share-recovery/ecdsa@1/NAME` and each part, each after a 4-byte length.
+    static func framed(_ tag: String, _ parts: [Int]) -> Int {
+        4 + "share-recovery/ecdsa@1/\(tag)".utf8.count + parts.reduce(0) { $0 + 4 + $1 }
+    }
+
+    static func digest(_ tag: String, _ parts: [Int]) -> Int { sha256Blocks(framed(tag, parts)) }
+    static func scalar(_ tag: String, _ parts: [Int]) -> Int { sha512Blocks(framed(tag, parts)) }
+
+    /// A counter-mode expansion of `count` bytes: the prefix's full blocks once, then for each 32-byte
+    /// output the rest of the prefix with the framed 4-byte counter.
+    static func expand(_ tag: String, _ parts: [Int], count: Int) -> Int {
+        let prefix = framed(tag, parts)
+        return prefix / 64 + (count + 31) / 32 * sha256Blocks(prefix % 64 + 8)
+    }
+
+    /// One direction of the signature's multiplication: hashes of its OT-extension receiver and sender.
+    static var multiplicationDirection: PrimitiveCosts.Count {
+        let batch = 416, rows = 672, columnBytes = rows / 8
+        let tau = batch * 4 * 32
+        let column = expand("ote/prg", [32, 32, 4], count: columnBytes)
+        let check = expand("ote/check", [32, 256 * columnBytes], count: rows * 16)
+        let pad = scalar("ote/pad", [32, 4, 1, 32])
+        let theta = scalar("rvole/theta", [32, 1, tau])
+        let small =
+            2 * digest("ote/id", [32, 32]) + 2 * digest("rvole/mu", [32, 32, 32])
+            + 2 * digest("session/direction", [32, 2])
+        return PrimitiveCosts.Count(
+            sha256Block: 3 * 256 * column + 2 * check + small, sha512Block: 3 * batch * 4 * pad + 4 * theta)
+    }
+
+    /// A 2-of-2 signature over stored pair setups, both parties, and its verification.
+    static var signing: PrimitiveCosts.Count {
+        let perParty =
+            PrimitiveCosts.Count(generatorMultiply: 6, pointMultiply: 2, add: 4, parse: 4)
+            + PrimitiveCosts.Count(
+                sha256Block: 2 * digest("commit", [1, 32, 33, 32])
+                    + digest("session", [33, 32, 32, 1, 32, 1, 32]),
+                sha512Block: scalar("zero-share", [32, 32]))
+        return 2 * (perParty + multiplicationDirection)
+            + PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 1, add: 1)
+    }
+
+    /// A 2-of-2 pair setup, both parties.
+    static var pairSetup: PrimitiveCosts.Count {
+        let key = digest("base-ot/key", [32, 4, 33])
+        let perParty = PrimitiveCosts.Count(
+            generatorMultiply: 2 + 1 + 256, pointMultiply: 1 + 256 + 1 + 256, add: 1 + 256 + 256, parse: 2 + 256,
+            sha256Block: 3 * 256 * key + digest("pair/zero-seed", [21, 21, 32, 32]) + 2
+                * digest(
+                    "pair/direction", [21, 21]),
+            sha512Block: 2 * scalar("base-ot/proof", [32, 33, 33]))
+        return 2 * perParty
     }
 }

@@ -152,6 +152,7 @@ struct Bench {
         for curve in Curve.allCases { try await engineSteps(curve) }
         for curve in Curve.allCases { try await subShareChecks(curve) }
         for curve in Curve.allCases { try await protocols(curve) }
+        try await thresholdECDSA()
         for curve in Curve.allCases { try await deviceAdd(curve) }
         try await selection()
         try await scaling()
@@ -243,6 +244,20 @@ struct Bench {
             } else {
                 ed[keyPath: keyPath] = Double(m.medianNs)
             }
+            add(m)
+        }
+        // One compression of each SHA-2 function, for threshold ECDSA's floors: a long message's time
+        // over its blocks (4 KiB is 65 SHA-256 blocks with its padding, 8 KiB 65 SHA-512 blocks).
+        for (name, function, length) in [("SHA-256 compression", 256, 4096), ("SHA-512 compression", 512, 8192)] {
+            let message = [UInt8](repeating: 0x5a, count: length)
+            let whole = await Timer.measure("floor secp256k1", name, iterations: count) {
+                check((function == 256 ? SHA256.hash(message) : SHA512.hash(message)).count > 0)
+            }
+            let m = Measurement(
+                group: whole.group, name: name, iterations: count, medianNs: whole.medianNs / 65,
+                p99Ns: whole.p99Ns / 65, meanNs: whole.meanNs / 65, note: "\(length)-byte messages over 65 blocks")
+            secp[keyPath: function == 256 ? \PrimitiveCosts.sha256Block : \PrimitiveCosts.sha512Block] =
+                Double(whole.medianNs) / 65
             add(m)
         }
         let shared: [(String, () -> Bool, WritableKeyPath<PrimitiveCosts, Double>?)] = [
@@ -438,6 +453,37 @@ struct Bench {
             m.note = "floor timed alternately: " + count.summary
             add(m)
         }
+    }
+
+    /// Threshold ECDSA 2-of-2 (docs/ecdsa.md), beside FROST in the same group: a pair setup, and a
+    /// signature over stored setups (its three rounds and the final verification, both parties in
+    /// this process, as a wallet signs). Floors in ``ECDSACounts``; targets in k·G units.
+    mutating func thresholdECDSA() async throws {
+        let group = "wallet secp256k1"
+        let cost = costs[.secp256k1]!
+        let set = try DistributedKeyGeneration.run(
+            parameters: DKGParameters(curve: .secp256k1, walletId: "bench", threshold: 2, parties: 2), using: random)
+        var count = ECDSACounts.pairSetup
+        var m = try await Timer.measure(group, "ECDSA pair setup (2-of-2)", iterations: n(20, 3), warmup: 1) {
+            _ = try ThresholdECDSA.pairSetups(
+                shares: set, seeds: [1: random.secureBytes(count: 32), 2: random.secureBytes(count: 32)])
+        }
+        m.floorNs = cost.floor(count)
+        m.unitsTarget = 2_500
+        m.note = count.summary
+        add(m)
+        let setups = try ThresholdECDSA.pairSetups(shares: set)
+        let digest = random.bytes(count: 32)
+        count = ECDSACounts.signing
+        m = try await Timer.measure(group, "ECDSA sign (2-of-2)", iterations: n(200, 20)) {
+            _ = try ThresholdECDSA.sign(
+                shares: set, setups: setups, digest: digest,
+                seeds: [1: random.secureBytes(count: 32), 2: random.secureBytes(count: 32)])
+        }
+        m.floorNs = cost.floor(count)
+        m.unitsTarget = 120
+        m.note = count.summary
+        add(m)
     }
 
     /// Adding a device to a 2-of-2 wallet (docs/devices.md): the custodian's role plans and deals, the

@@ -136,4 +136,63 @@ struct ECDSASigningSessionTests {
             try ECDSASigningSession(input, random: DeterministicRandom(seed: [10]))
         }
     }
+
+    /// `bytes` through `read`: the value read writes the same bytes, and one byte less is refused.
+    static func readsBack(_ bytes: [UInt8], _ read: ([UInt8]) throws -> [UInt8]) throws {
+        #expect(try read(bytes) == bytes)
+        #expect(throws: ShareCryptoError(.invalidEncoding, "")) { try read(Array(bytes.dropLast())) }
+    }
+
+    @Test("every message of a real setup and signature reads back through ECDSAMessage as its own bytes")
+    func messagesReadBack() throws {
+        let wallet = try Self.wallet(threshold: 2, parties: 2, seed: 11)
+        let a = try ECDSAPairSetupParty(
+            own: wallet.bindings[1]!, peer: wallet.bindings[2]!, random: DeterministicRandom(seed: [11, 1]))
+        let b = try ECDSAPairSetupParty(
+            own: wallet.bindings[2]!, peer: wallet.bindings[1]!, random: DeterministicRandom(seed: [11, 2]))
+        try Self.readsBack(a.round1Message) { try ECDSAMessage.SetupRound1($0, from: 1).bytes }
+        try Self.readsBack(try b.round2(peerMessage: a.round1Message)) {
+            try ECDSAMessage.SetupRound2($0, from: 2).bytes
+        }
+        let setups = try Self.setups(wallet, parties: [1, 2], seed: 11)
+        let sessions = try [1, 2].map { i in
+            try ECDSASigningSession(
+                ECDSASigningSession.Input(
+                    own: wallet.bindings[i]!, share: wallet.shares[i]!, peers: [wallet.bindings[3 - i]!],
+                    setups: setups[i]!, publicKey: wallet.publicKey, tweak: Scalar(0, curve: .secp256k1),
+                    digest: Self.digest),
+                random: DeterministicRandom(seed: [11, UInt8(i), 3]))
+        }
+        let round1 = try sessions.map { try $0.round1Messages() }
+        try Self.readsBack(round1[0][2]!) { try ECDSAMessage.SigningRound1($0, from: 1).bytes }
+        let round2 = [try sessions[0].round2([2: round1[1][1]!]), try sessions[1].round2([1: round1[0][2]!])]
+        try Self.readsBack(round2[0][2]!) { try ECDSAMessage.SigningRound2($0, from: 1).bytes }
+        let round3 = try sessions[0].round3([2: round2[1][1]!])
+        try Self.readsBack(round3) { try ECDSAMessage.SigningRound3($0, from: 1).bytes }
+    }
+
+    @Test("a stored round state with a zero instance key does not parse (found by fuzz-ecdsa-round-state)")
+    func zeroInstanceKeyState() throws {
+        let wallet = try Self.wallet(threshold: 2, parties: 2, seed: 12)
+        let setups = try Self.setups(wallet, parties: [1, 2], seed: 12)
+        let input = ECDSASigningSession.Input(
+            own: wallet.bindings[1]!, share: wallet.shares[1]!, peers: [wallet.bindings[2]!], setups: setups[1]!,
+            publicKey: wallet.publicKey, tweak: Scalar(0, curve: .secp256k1), digest: Self.digest)
+        let session = try ECDSASigningSession(input, random: DeterministicRandom(seed: [12]))
+        _ = try session.round1Messages()
+        var bytes = try session.exportState().revealedBytes()
+        #expect(throws: Never.self) { try ECDSASigningSession(input, state: SecureBytes(copying: bytes)) }
+        // version (1), phase (1), input hash (32), nonce (32), then r_i.
+        for offset in 66..<98 { bytes[offset] = 0 }
+        #expect(throws: ShareCryptoError(.invalidEncoding, "")) {
+            try ECDSASigningSession(input, state: SecureBytes(copying: bytes))
+        }
+    }
+
+    @Test("ECDSAHash.expand is the digests of the parts with each 4-byte counter, as docs/ecdsa.md defines it")
+    func expandIsCounterMode() {
+        let parts: [HashInput] = [.bytes(Array(repeating: 7, count: 100)), .bytes(Array(repeating: 9, count: 21_504))]
+        let expected = (0..<4).flatMap { ECDSAHash.digest("ote/check", parts + [.bytes(ECDSAWire.uint32($0))]) }
+        #expect(ECDSAHash.expand("ote/check", parts, count: 100) == Array(expected.prefix(100)))
+    }
 }

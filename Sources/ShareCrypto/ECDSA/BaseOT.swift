@@ -63,10 +63,10 @@ enum BaseOT {
             for (index, b) in scalars.enumerated() {
                 let plain = try Point(generatorTimes: b)
                 let shifted = try plain + message.a
-                // Select by the secret bit without a branch: mask the two encodings together.
+                // Select by the secret bit without a branch: mask the two points together, encoding
+                // and parsed form, so the chosen point needs no second parse (a square root).
                 let mask = 0 &- ((bits[index / 8] >> UInt8(index % 8)) & 1)
-                let chosen = zip(plain.rawRepresentation, shifted.rawRepresentation).map { ($0 & ~mask) | ($1 & mask) }
-                points.append(try Point(rawRepresentation: chosen, curve: .secp256k1))
+                points.append(Point.select(mask, plain, shifted))
                 keys.append(key(context: context, index: index, shared: try message.a.multiplied(by: b)))
             }
         }
@@ -79,13 +79,26 @@ enum BaseOT {
     ) {
         var zero = [SecureBytes]()
         var one = [SecureBytes]()
+        // a·(B_l − A) = a·B_l − a·A: one multiplication per OT, and a·A once.
+        let aA = try bigA.multiplied(by: a).negated
         for (index, point) in points.enumerated() {
-            zero.append(key(context: context, index: index, shared: try point.multiplied(by: a)))
-            guard let difference = Point.sumAllowingIdentity([point, bigA.negated]) else {
+            let aB = try point.multiplied(by: a)
+            zero.append(key(context: context, index: index, shared: aB))
+            guard let shifted = Point.sumAllowingIdentity([aB, aA]) else {
                 throw ShareCryptoError(.ecdsaCheckFailed, "a base OT point equals the sender's A", party: peer)
             }
-            one.append(key(context: context, index: index, shared: try difference.multiplied(by: a)))
+            one.append(key(context: context, index: index, shared: shifted))
         }
         return (zero, one)
+    }
+}
+
+extension Point {
+    /// `a` when `mask` is 0, `b` when it is 0xff, without a branch: both of one curve.
+    fileprivate static func select(_ mask: UInt8, _ a: Point, _ b: Point) -> Point {
+        func mix(_ x: [UInt8], _ y: [UInt8]) -> [UInt8] { zip(x, y).map { ($0 & ~mask) | ($1 & mask) } }
+        return Point(
+            curve: a.curve, rawRepresentation: mix(a.rawRepresentation, b.rawRepresentation),
+            parsed: mix(a.parsed, b.parsed))
     }
 }

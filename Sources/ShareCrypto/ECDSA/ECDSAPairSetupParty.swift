@@ -63,11 +63,10 @@ package final class ECDSAPairSetupParty {
         guard let draws = drawn ?? random.map(Self.draw) else {
             throw ShareCryptoError(.nonceReused, "this pair setup party has no random values left")
         }
-        var wire = ECDSAWire(peerMessage, what: "pair setup round 1 from party \(peer.index)")
+        let parsed = try ECDSAMessage.SetupRound1(peerMessage, from: peer.index)
         let message = BaseOT.SenderMessage(
-            a: try wire.point(), proofCommitment: try wire.point(), proofResponse: try wire.scalar())
-        let peerContribution = try wire.secret(32)
-        try wire.finish()
+            a: parsed.a, proofCommitment: parsed.proofCommitment, proofResponse: parsed.proofResponse)
+        let peerContribution = parsed.contribution
         let contribution = SecureBytes(copying: Array(round1Message[BaseOT.SenderMessage.byteCount...]))
         let (low, high) = own.index < peer.index ? (contribution, peerContribution) : (peerContribution, contribution)
         let seed = ECDSAHash.secretDigest(
@@ -95,9 +94,7 @@ package final class ECDSAPairSetupParty {
             throw ShareCryptoError(.nonceReused, "this pair setup party is not waiting for round 2")
         }
         state = .finished
-        var wire = ECDSAWire(peerMessage, what: "pair setup round 2 from party \(peer.index)")
-        let points = try (0..<BaseOT.count).map { _ in try wire.point() }
-        try wire.finish()
+        let points = try ECDSAMessage.SetupRound2(peerMessage, from: peer.index).points
         let context = ECDSAPartyBinding.directionContext(receiver: own, sender: peer)
         let (zero, one) = try BaseOT.senderKeys(
             context: context, a: a, bigA: try bigA, points: points, peer: peer.index)

@@ -185,6 +185,10 @@ package final class ECDSASigningSession {
         }
         nonce = try wire.take(32)
         instanceKey = try wire.scalar()
+        // A session never draws r_i = 0; stored bytes holding it do not parse (not `invalidScalar` from k·G).
+        guard !instanceKey.isZero else {
+            throw ShareCryptoError(.invalidEncoding, "this ECDSA round state's instance key is zero")
+        }
         instancePoint = try Point(generatorTimes: instanceKey)
         phi = try wire.scalar()
         salt = try wire.take(32)
@@ -273,12 +277,10 @@ package final class ECDSASigningSession {
         do {
             var peers = [Int: PeerRound1]()
             for (index, message) in messages {
-                var wire = ECDSAWire(message, what: "round 1 from party \(index)")
                 do {
+                    let parsed = try ECDSAMessage.SigningRound1(message, from: index)
                     peers[index] = PeerRound1(
-                        nonce: try wire.take(32), commitment: try wire.take(32),
-                        extensionMessage: try wire.take(OTExtension.receiverMessageCount))
-                    try wire.finish()
+                        nonce: parsed.nonce, commitment: parsed.commitment, extensionMessage: parsed.extensionMessage)
                 } catch {
                     throw ShareCryptoError(
                         .ecdsaCheckFailed, "round 1 from party \(index) does not parse", party: index)
@@ -353,21 +355,17 @@ package final class ECDSASigningSession {
             var uSum = Scalar(0, curve: .secp256k1)
             var vSum = Scalar(0, curve: .secp256k1)
             for peer in input.peers.map(\.index).sorted() {
-                var wire = ECDSAWire(messages[peer]!, what: "round 2 from party \(peer)")
                 let fail = { (what: String) in
                     ShareCryptoError(.ecdsaCheckFailed, "party \(peer): \(what)", party: peer)
                 }
-                let (point, salt, pk, psi, gammaU, gammaV): (Point, [UInt8], Point, Scalar, Point, Point)
-                do {
-                    (point, salt, pk, psi, gammaU, gammaV) = (
-                        try wire.point(), try wire.take(32), try wire.point(), try wire.scalar(), try wire.point(),
-                        try wire.point()
-                    )
-                } catch { throw fail("round 2 does not parse") }
-                let reply = Array(messages[peer]!.dropFirst(33 + 32 + 33 + 32 + 33 + 33))
-                guard reply.count == RandomVectorOLE.replyCount else {
-                    throw fail("the multiplication reply has the wrong length")
+                let message: ECDSAMessage.SigningRound2
+                do { message = try ECDSAMessage.SigningRound2(messages[peer]!, from: peer) } catch {
+                    throw fail("round 2 does not parse")
                 }
+                let (point, salt, pk, psi, gammaU, gammaV, reply) = (
+                    message.point, message.salt, message.publicShare, message.psi, message.gammaU, message.gammaV,
+                    message.reply
+                )
                 guard
                     constantTimeEquals(
                         Self.commitment(index: peer, nonce: round1Peers[peer]!.nonce, point: point, salt: salt),
@@ -447,11 +445,10 @@ package final class ECDSASigningSession {
             var u = Scalar(0, curve: .secp256k1)
             var w = Scalar(0, curve: .secp256k1)
             for (index, bytes) in broadcasts {
-                var wire = ECDSAWire(bytes, what: "round 3 from party \(index)")
                 do {
-                    u = u + (try wire.scalar())
-                    w = w + (try wire.scalar())
-                    try wire.finish()
+                    let message = try ECDSAMessage.SigningRound3(bytes, from: index)
+                    u = u + message.u
+                    w = w + message.w
                 } catch {
                     throw ShareCryptoError(
                         .ecdsaCheckFailed, "round 3 from party \(index) does not parse", party: index)

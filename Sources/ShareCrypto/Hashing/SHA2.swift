@@ -46,6 +46,13 @@ final class SHA2Hasher {
         }
     }
 
+    /// A hasher in the same state: the shared prefix of several inputs is absorbed once.
+    func copy() -> SHA2Hasher {
+        let twin = SHA2Hasher(function)
+        twin.state.copyMemory(from: state, byteCount: stateCount)
+        return twin
+    }
+
     deinit {
         sodium_memzero(state, stateCount)
         state.deallocate()

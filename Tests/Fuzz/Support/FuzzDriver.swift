@@ -47,3 +47,25 @@ public func fuzzCheck(
 ) {
     if !condition() { fuzzFailure(message(), file: file, line: line) }
 }
+
+/// The round-trip invariant of a byte layout: `parse` reads `input` and returns the bytes the value
+/// it read writes, which must be `input` itself; a refusal must be one `isDocumented` accepts.
+public func fuzzRoundTrip(
+    _ input: [UInt8], _ what: String, parse: ([UInt8]) throws -> [UInt8], isDocumented: (any Error) -> Bool,
+    file: StaticString = #fileID, line: UInt = #line
+) {
+    let written: [UInt8]
+    do { written = try parse(input) } catch {
+        fuzzCheck(isDocumented(error), "\(what): undocumented refusal \(error)", file: file, line: line)
+        return
+    }
+    // memcmp, not `==`: under -sanitize=fuzzer an element-wise comparison of a 20–50 KB layout is
+    // traced compare by compare.
+    let same =
+        written.count == input.count
+        && (input.isEmpty
+            || written.withUnsafeBytes { a in
+                input.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) }
+            } == 0)
+    fuzzCheck(same, "\(what) does not write back the bytes it was read from", file: file, line: line)
+}
