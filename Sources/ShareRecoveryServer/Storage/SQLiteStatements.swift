@@ -81,7 +81,7 @@ struct SQLiteStatements: SQLTransaction {
 
     /// Through GRDB's initializer over optional existentials: its initializer over a sequence of
     /// concrete values maps them with a key path, which an unspecialised generic call runs slowly
-    /// (3 % of the server's samples in the profile, docs/server.md "Throughput").
+    /// (3 % of the server's samples in the profile, docs/server-design.md "Throughput").
     static func arguments(_ values: [SQLValue]) -> StatementArguments {
         StatementArguments(values.map { databaseValue($0) as (any DatabaseValueConvertible)? })
     }

@@ -20,7 +20,7 @@ public final class PairSetup: Sendable, CustomStringConvertible {
     /// Whether an aborted signature has discarded this setup (it can no longer sign).
     public var isDiscarded: Bool { setup.isDiscarded }
 
-    /// The versioned byte form (docs/ecdsa.md "Pair setup at rest"): secret, to be sealed.
+    /// The versioned byte form (docs/ecdsa.md "Pair setup"): secret, to be sealed.
     /// - Throws: ``ShareRecoveryError/Code/ecdsaCheckFailed`` once discarded.
     public func rawRepresentation() throws(ShareRecoveryError) -> SecureBytes {
         try mappingCryptoErrors { try setup.rawRepresentation() }
