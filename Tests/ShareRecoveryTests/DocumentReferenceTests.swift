@@ -103,6 +103,16 @@ struct DocumentReferenceTests {
         }
     }
 
+    /// The headings of a document of the repository (`## Pair setup` → "Pair setup"), backticks
+    /// dropped; nil when there is no such file.
+    static func headings(of document: String) -> [String]? {
+        guard let page = try? String(contentsOf: repository.appendingPathComponent(document), encoding: .utf8)
+        else { return nil }
+        return page.split(separator: "\n").filter { $0.hasPrefix("#") }.map {
+            $0.drop(while: { $0 == "#" || $0 == " " }).replacingOccurrences(of: "`", with: "")
+        }
+    }
+
     /// The broken references in one text.
     static func findings(in text: String, file: String, sections: Set<Int>) -> [Finding] {
         let folders = citedFolders.map { NSRegularExpression.escapedPattern(for: $0) }.joined(separator: "|")
@@ -136,11 +146,21 @@ struct DocumentReferenceTests {
                     found.append(Finding(file: file, line: number + 1, problem: "cites \(cited), which does not exist"))
                 }
             }
+            // `docs/server.md "Integrator events"`: a section by its title (a missing file is reported above).
+            for match in line.contains(".md \"") ? line.matches(of: /(docs\/[A-Za-z0-9_-]+\.md) "([^"$\\]+)"/) : [] {
+                let (document, title) = (String(match.output.1), match.output.2.replacingOccurrences(of: "`", with: ""))
+                if let titles = headings(of: document), !titles.contains(where: { $0.hasPrefix(title) }) {
+                    found.append(
+                        Finding(
+                            file: file, line: number + 1,
+                            problem: "cites \(document) \"\(title)\", which has no such heading"))
+                }
+            }
         }
         return found
     }
 
-    @Test("every formats.md section, repository path and document a tracked text cites exists")
+    @Test("every formats.md section, repository path, document and section title a tracked text cites exists")
     func everyReferenceResolves() throws {
         let sections = try Self.formatSections()
         #expect(sections == Set(1...12), "docs/formats.md's sections: \(sections.sorted())")
@@ -165,11 +185,13 @@ struct DocumentReferenceTests {
         let section = "§"
         let sources = "Sources"
         let scripts = "scripts"
+        let missingSection = "No such" + " section"
         let text = """
             see docs/formats.md \(section)13 and docs/formats.md \(section)11–\(section)14;
             \(sources)/ShareRecovery/NoSuchFile.swift, \(scripts)/missing.sh.
             per \(Self.outsideDocuments[0]) and \(Self.outsideDocuments[2])/spec
             fine: docs/formats.md §4, Tests/.../Vectors/<source>/, `docs/`, /abs/docs/missing.md
+            docs/server.md "Integrator events" is fine, docs/server.md "\(missingSection)" is not
             """
         let problems = Self.findings(in: text, file: "sample", sections: Set(1...12)).map(\.problem)
         #expect(
@@ -181,6 +203,7 @@ struct DocumentReferenceTests {
                 "cites \(scripts)/missing.sh, which does not exist",
                 "mentions \(Self.outsideDocuments[0]), which is not in the repository",
                 "mentions \(Self.outsideDocuments[2]), which is not in the repository",
+                "cites docs/server.md \"No such section\", which has no such heading",
             ])
     }
 }

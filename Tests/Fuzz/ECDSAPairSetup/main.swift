@@ -1,4 +1,4 @@
-// Fuzz target: a stored ECDSA pair setup's byte form (docs/ecdsa.md "Pair setup at rest"), read by
+// Fuzz target: a stored ECDSA pair setup's byte form (docs/ecdsa.md "Pair setup"), read by
 // `PairSetup(rawRepresentation:)` as a wallet reads it back after unsealing. Input: the bytes.
 // Invariants: a setup that parses is not discarded and writes back exactly its bytes; bytes that
 // do not parse are refused with `malformedRecord` only.
