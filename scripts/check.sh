@@ -9,7 +9,6 @@
 #   3. the DocC documentation of every library target, with no warning (scripts/docs.sh);
 #   4. every signature checked by verifiers that know nothing of this project: PyNaCl, coincurve,
 #      cryptography and eth-keys in a venv from PyPI (scripts/independent-verify.sh);
-#   4b. every case of Vectors/ replayed by `share-recovery vectors verify` (the suite samples ecdsa.json);
 #   5. docs/openapi.yaml against a started server, by schemathesis from PyPI with real credentials
 #      (scripts/conformance.sh, about five minutes);
 #   6. a compile-only build of share-recovery with the OTLP trait (`serve` exporting spans over
@@ -56,9 +55,6 @@ conformance_pid=$!
 
 step "documentation" scripts/docs.sh
 step "independent signature verification" scripts/independent-verify.sh
-# Every case of every file in Vectors/, replayed by the CLI: the suite replays a sample of the ECDSA
-# transcripts only (a debug build takes over a second per pair per case).
-step "vectors" "$(swift build --show-bin-path)/share-recovery" vectors verify Vectors
 # The product that serves: the trait's code (ServerTracing) compiled and linked; the tests and the bench,
 # which the trait does not change, are not rebuilt.
 step "OTLP trait build" swift build --traits OTLP --product share-recovery

@@ -189,8 +189,19 @@ struct CLITests {
     @Test func vectorsVerifyPassesOnThePublishedVectors() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let run = try CLIRunner.run(
-            "share-recovery", ["vectors", "verify", root.appendingPathComponent("Vectors").path])
+        // Under a sanitizer (scripts/sanitizers.sh) ecdsa.json, most of a minute of instrumented OT
+        // extension, is left to the plain pass: the ECDSA suites run instrumented.
+        var vectors = root.appendingPathComponent("Vectors")
+        if ProcessInfo.processInfo.environment["SHARE_RECOVERY_SANITIZE"] != nil {
+            let copy = try CLIRunner.temporaryDirectory()
+            for name in try FileManager.default.contentsOfDirectory(atPath: vectors.path)
+            where name.hasSuffix(".json") && name != "ecdsa.json" {
+                try FileManager.default.copyItem(
+                    at: vectors.appendingPathComponent(name), to: copy.appendingPathComponent(name))
+            }
+            vectors = copy
+        }
+        let run = try CLIRunner.run("share-recovery", ["vectors", "verify", vectors.path])
         #expect(run.status == 0, "\(run.stderr)")
         print("share-recovery vectors verify Vectors/: \(run.stderr.split(separator: "\n").last ?? "")")
         #expect(run.stderr.contains("all ") && run.stderr.contains(" cases passed"))

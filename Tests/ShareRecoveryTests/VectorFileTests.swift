@@ -33,7 +33,7 @@ struct VectorFileTests {
     ]
 
     /// The ECDSA cases the tests replay. Each replay is pair setups and a signature (about 1.5 s per
-    /// pair in a debug build), so the tests run this sample and `share-recovery vectors verify Vectors`
+    /// pair in a debug build), so these tests run this sample; CLITests' `vectors verify Vectors`
     /// replays every case.
     static let ecdsaSample: Set<String> = ["2of2", "2of2-pair-setup-2-point-is-A-from-2"]
 
