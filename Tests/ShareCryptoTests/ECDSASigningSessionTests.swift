@@ -118,13 +118,19 @@ struct ECDSASigningSessionTests {
         #expect(try signature.recoverPublicKey(digest: Self.digest) == wallet.publicKey)
     }
 
-    @Test("a round runs once, and a discarded setup refuses the next session")
-    func oneUseAndDiscard() throws {
-        let wallet = try Self.wallet(threshold: 2, parties: 2, seed: 4)
-        let setups = try Self.setups(wallet, parties: [1, 2], seed: 4)
+    /// Party 1's session input in a 2-of-2 wallet over fresh setups, both from `seed`, and the setups.
+    static func partyOneInput(seed: UInt8) throws -> (ECDSASigningSession.Input, [Int: [Int: ECDSAPairSetup]]) {
+        let wallet = try Self.wallet(threshold: 2, parties: 2, seed: seed)
+        let setups = try Self.setups(wallet, parties: [1, 2], seed: seed)
         let input = ECDSASigningSession.Input(
             own: wallet.bindings[1]!, share: wallet.shares[1]!, peers: [wallet.bindings[2]!], setups: setups[1]!,
             publicKey: wallet.publicKey, tweak: Scalar(0, curve: .secp256k1), digest: Self.digest)
+        return (input, setups)
+    }
+
+    @Test("a round runs once, and a discarded setup refuses the next session")
+    func oneUseAndDiscard() throws {
+        let (input, setups) = try Self.partyOneInput(seed: 4)
         let session = try ECDSASigningSession(input, random: DeterministicRandom(seed: [9]))
         _ = try session.round1Messages()
         #expect(throws: ShareCryptoError(.nonceReused, "")) { try session.round1Messages() }
@@ -173,11 +179,7 @@ struct ECDSASigningSessionTests {
 
     @Test("a stored round state with a zero instance key does not parse (found by fuzz-ecdsa-round-state)")
     func zeroInstanceKeyState() throws {
-        let wallet = try Self.wallet(threshold: 2, parties: 2, seed: 12)
-        let setups = try Self.setups(wallet, parties: [1, 2], seed: 12)
-        let input = ECDSASigningSession.Input(
-            own: wallet.bindings[1]!, share: wallet.shares[1]!, peers: [wallet.bindings[2]!], setups: setups[1]!,
-            publicKey: wallet.publicKey, tweak: Scalar(0, curve: .secp256k1), digest: Self.digest)
+        let (input, _) = try Self.partyOneInput(seed: 12)
         let session = try ECDSASigningSession(input, random: DeterministicRandom(seed: [12]))
         _ = try session.round1Messages()
         var bytes = try session.exportState().revealedBytes()
