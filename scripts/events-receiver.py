@@ -7,11 +7,13 @@
 
 Prints {"port": N} once it listens on 127.0.0.1 (--port 0: any free port). Each POST is verified
 with every secret of the file (one whsec_ secret per line); a verified one is appended to the log as
-{"webhookId", "event"} and answered 204, else {"refused": reason} is logged and 401 answered.
+{"webhookId", "event", "body"} (body: the bytes received, as text) and answered 204, else
+{"refused": reason} is logged and 401 answered.
 """
 import argparse
 import json
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
@@ -26,6 +28,12 @@ def main():
     with open(options.secret_file) as file:
         hooks = [Webhook(line.strip()) for line in file if line.strip()]
     log = open(options.log, "a", buffering=1)
+    # The server delivers several accounts' events at once: one line per delivery, never interleaved.
+    lock = threading.Lock()
+
+    def append(entry):
+        with lock:
+            log.write(json.dumps(entry) + "\n")
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
@@ -35,13 +43,13 @@ def main():
             for hook in hooks:
                 try:
                     event = hook.verify(body, headers)
-                    log.write(json.dumps({"webhookId": headers.get("webhook-id"), "event": event}) + "\n")
+                    append({"webhookId": headers.get("webhook-id"), "event": event, "body": body.decode("utf-8")})
                     self.send_response(204)
                     self.end_headers()
                     return
                 except WebhookVerificationError as error:
                     reasons.append(str(error))
-            log.write(json.dumps({"refused": "; ".join(reasons)}) + "\n")
+            append({"refused": "; ".join(reasons)})
             self.send_response(401)
             self.end_headers()
 

@@ -1,6 +1,7 @@
 # Sourced by scripts/test.sh and scripts/sanitizers.sh: the venv .build/events-venv with the
-# `standardwebhooks` package from PyPI, the receiver nobody here wrote that EventsTests runs
-# (scripts/events-receiver.py) to verify the server's signed deliveries. A no-op once installed.
+# `standardwebhooks` package from PyPI, the receiver nobody here wrote that EventsTests, the
+# fault-proxy trials and the two-server CLI test run (scripts/events-receiver.py) to verify the
+# server's signed deliveries. A no-op once installed.
 if [ ! -x .build/events-venv/bin/python ]; then
     mkdir -p .build
     python3 -m venv .build/events-venv

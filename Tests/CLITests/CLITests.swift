@@ -220,7 +220,9 @@ struct CLITests {
     }
 
     @Test func demoRunsTheWholeStoryAgainstTheServer() throws {
-        let run = try CLIRunner.run("share-recovery", ["demo", "--directory", try CLIRunner.temporaryDirectory().path])
+        let directory = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try CLIRunner.run("share-recovery", ["demo", "--directory", directory.path])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let statuses = lines.filter { $0.hasPrefix("status: ") }.map { $0.split(separator: " ")[1] }
@@ -229,6 +231,42 @@ struct CLITests {
         #expect(lines.filter { $0.contains("wallet created by DKG with the server") }.count == 2)
         #expect(lines.filter { $0.hasPrefix("signed") && $0.hasSuffix("valid: true") }.count == 4)
         #expect(lines.filter { $0.contains("old device share refused for signing: yes") }.count == 2)
+
+        // The integrator events it prints, one line each (type, account, id), are the outbox's, as
+        // `events list` shows them, and tell each wallet's story in order.
+        let printed = lines.map { $0.split(separator: " ").map(String.init) }.filter {
+            $0.count == 3 && $0[2].hasPrefix("evt_")
+        }
+        let listed = try CLIRunner.run(
+            "share-recovery", ["events", "list", "--database", directory.appendingPathComponent("server.sqlite").path])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        guard case .array(let rows)? = try StrictJSON.parse(listed.stdout)["events"] else {
+            Issue.record("events list printed no events: \(listed.stdout)")
+            return
+        }
+        let outbox = rows.map { row in
+            ["type", "account", "id"].map { key -> String in
+                guard case .string(let value)? = row[key] else { return "" }
+                return value
+            }
+        }
+        #expect(!outbox.isEmpty && printed == outbox, "\(printed)")
+        for curve in ["secp256k1", "ed25519"] {
+            let story = printed.filter { $0[1] == "demo-user-\(curve)" }.map { $0[0] }
+            let expected = [
+                "wallet.created", "recoveryMethod.added", "recoveryMethod.added", "recovery.started",
+                "recovery.completed",
+            ]
+            var rest = story[...]
+            for type in expected {
+                guard let index = rest.firstIndex(of: type) else {
+                    Issue.record("\(curve): \(type) missing or out of order in \(story)")
+                    break
+                }
+                rest = rest[(index + 1)...]
+            }
+        }
+        #expect(lines.contains { $0.hasPrefix("\(printed.count) events, in commit order") })
     }
 
     /// The benchmark's help prints and exits 0; a mistake says what to do and exits 2 without running.

@@ -1,7 +1,9 @@
 import Foundation
+import Logging
 import ShareCrypto
 import ShareRecovery
 import Testing
+import TestSupport
 
 @testable import ShareRecoveryServer
 
@@ -51,6 +53,111 @@ struct EventsCLITests {
         #expect(unknown.status != 0 && unknown.stderr.contains("notFound"))
         let usage = try CLIRunner.run("share-recovery", ["events", "redeliver", "--database", path])
         #expect(usage.status != 0 && usage.stderr.contains("--all-dead"))
+    }
+
+    @Test("on a database older than the events: databaseNotMigrated saying to start serve once, which fixes it")
+    func olderDatabase() async throws {
+        let directory = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("server.sqlite").path
+        let storage = try SQLiteStorage(path: path)
+        try await storage.migrate()
+        // Back to the schema of a server before the outbox migration.
+        let version = try #require(Migrations.all.firstIndex(of: Migrations.eventOutbox)) + 1
+        try await storage.transaction { transaction in
+            try await transaction.query("DROP TRIGGER audit_events_outbox")
+            try await transaction.query("DROP TABLE event_outbox")
+            try await transaction.query("DELETE FROM schema_migrations WHERE version = ?", .integer(Int64(version)))
+        }
+        try await storage.recordAudit(AuditEvent(.deviceAdded, account: "u-1", requestId: "r0", at: 1_764_000_000))
+        await storage.close()
+
+        for arguments in [["list"], ["redeliver", "--all-dead"]] {
+            let refused = try CLIRunner.run("share-recovery", ["events"] + arguments + ["--database", path])
+            #expect(refused.status == 1, "\(refused.stderr)")
+            #expect(refused.stderr.hasPrefix("error: databaseNotMigrated:"), "\(refused.stderr)")
+            #expect(!refused.stderr.contains("no such table"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("hint: start `share-recovery serve --database`"), "\(refused.stderr)")
+        }
+        // What the hint says: the server migrates at start (as here); events begin with it.
+        let migrated = try SQLiteStorage(path: path)
+        try await migrated.migrate()
+        try await migrated.recordAudit(AuditEvent(.deviceAdded, account: "u-1", requestId: "r1", at: 1_764_000_001))
+        await migrated.close()
+        let listed = try CLIRunner.run("share-recovery", ["events", "list", "--database", path])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(nextRequest(try StrictJSON.parse(listed.stdout)) == "r1")
+    }
+
+    @Test("two serve processes on one PostgreSQL deliver each event once between them, in order per account")
+    func twoServersOnePostgres() async throws {
+        let url = try AuditCLITests.Database.postgresURLOrSkip()
+        guard let python = StandardWebhooksReceiver.python() else {
+            let skipped = Comment(rawValue: StandardWebhooksReceiver.skipped)
+            Issue.record(skipped, severity: .warning)
+            try Test.cancel(skipped)
+        }
+        let directory = try CLIRunner.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database =
+            url + (url.contains("?") ? "&" : "?") + "schema=cli_" + Hex.encode(SystemRandom().bytes(count: 8))
+        for (name, text) in [
+            ("events.secrets", "whsec_" + Base64.encode(SystemRandom().bytes(count: 32))),
+            ("master.key", Hex.encode(SystemRandom().bytes(count: 32))),
+            ("webhook.secret", Hex.encode(SystemRandom().bytes(count: 24))),
+        ] {
+            try (text + "\n").write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let receiver = try StandardWebhooksReceiver(
+            python: python, secretFile: directory.appendingPathComponent("events.secrets").path,
+            directory: directory.path)
+        defer { receiver.stop() }
+        let serve = [
+            "serve", "--port", "0", "--database", database, "--master-key-file", "master.key",
+            "--webhook-secret-file", "webhook.secret", "--otp-file", "otp.jsonl",
+            "--events-url", "http://127.0.0.1:\(receiver.port)/events", "--events-secret-file", "events.secrets",
+        ]
+        // The first server migrates the schema at start; the second finds it migrated.
+        let servers = [
+            try MethodsCLITests.ServerProcess(directory: directory, arguments: serve),
+            try MethodsCLITests.ServerProcess(directory: directory, arguments: serve),
+        ]
+
+        var logger = Logger(label: "events-cli-tests")
+        logger.logLevel = .critical
+        let storage = PostgresStorage(location: try PostgresLocation(url: database), logger: logger)
+        let accounts = (0..<6).map { "two-\($0)" }
+        for round in 0..<5 {
+            try await storage.recordAudit(
+                accounts.map {
+                    AuditEvent(.deviceAdded, account: $0, requestId: "\($0)-\(round)", at: 1_764_000_000 + Int64(round))
+                })
+        }
+        // Done once both servers have marked every event delivered: nothing is claimed again after that.
+        let deadline = Date().addingTimeInterval(20)
+        var outbox: [OutboxEntry] = []
+        repeat {
+            try await Task.sleep(for: .milliseconds(50))
+            outbox = try await storage.outboxEntries(state: nil, account: nil, after: 0, limit: 100)
+        } while !(outbox.count == 30 && outbox.allSatisfy { $0.state == .delivered }) && Date() < deadline
+        await storage.close()
+        withExtendedLifetime(servers) {}
+
+        #expect(outbox.count == 30 && outbox.allSatisfy { $0.state == .delivered }, "\(outbox.map(\.state))")
+        let received = StandardWebhooksReceiver.received(log: receiver.log)
+        #expect(received.allSatisfy { $0.verified })
+        // Once between them: as many deliveries as events, each id once.
+        #expect(received.count == 30 && Set(received.map(\.id)) == Set(outbox.map(\.event.id)), "\(received.count)")
+        for account in accounts {
+            let requests = received.compactMap { delivery -> String? in
+                let event = try? StrictJSON.parse(delivery.body)
+                guard event?["account"] == .string(account), case .string(let request)? = event?["requestId"] else {
+                    return nil
+                }
+                return request
+            }
+            #expect(requests == (0..<5).map { "\(account)-\($0)" })
+        }
     }
 
     private func nextRequest(_ page: JSONValue) -> String? {

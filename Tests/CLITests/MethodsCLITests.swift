@@ -11,9 +11,12 @@ struct MethodsCLITests {
         let process = Process()
         let base: String
 
-        init(directory: URL) throws {
+        init(
+            directory: URL,
+            arguments: [String] = ["serve", "--port", "0", "--database", "server.sqlite", "--otp-file", "otp.jsonl"]
+        ) throws {
             process.executableURL = CLIRunner.productsDirectory.appendingPathComponent("share-recovery")
-            process.arguments = ["serve", "--port", "0", "--database", "server.sqlite", "--otp-file", "otp.jsonl"]
+            process.arguments = arguments
             process.currentDirectoryURL = directory
             let out = Pipe()
             process.standardOutput = out

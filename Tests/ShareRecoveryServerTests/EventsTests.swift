@@ -4,6 +4,7 @@ import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
 import Testing
+import TestSupport
 
 @testable import ShareRecoveryServer
 
@@ -316,22 +317,10 @@ struct EventsTests {
 
     struct ReceiverFailure: Error {}
 
-    /// A Python with the `standardwebhooks` package: `$SHARE_RECOVERY_TEST_WEBHOOKS_PYTHON`, else
-    /// `.build/events-venv/bin/python` (scripts/events-receiver.py says how to make it).
-    static func webhooksPython() -> String? {
-        if let python = ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_WEBHOOKS_PYTHON"], !python.isEmpty {
-            return python
-        }
-        let venv = OpenAPISpec.sourcePath.replacingOccurrences(
-            of: "docs/openapi.yaml", with: ".build/events-venv/bin/python")
-        return FileManager.default.isExecutableFile(atPath: venv) ? venv : nil
-    }
-
     @Test("a receiver nobody here wrote (Python's standardwebhooks) verifies every delivery")
     func pythonReceiver() async throws {
-        guard let python = Self.webhooksPython() else {
-            let skipped: Comment =
-                "standardwebhooks receiver test SKIPPED: set SHARE_RECOVERY_TEST_WEBHOOKS_PYTHON or make .build/events-venv (scripts/events-receiver.py)"
+        guard let python = StandardWebhooksReceiver.python() else {
+            let skipped = Comment(rawValue: StandardWebhooksReceiver.skipped)
             Issue.record(skipped, severity: .warning)
             try Test.cancel(skipped)
         }
@@ -342,28 +331,13 @@ struct EventsTests {
         let (older, _) = try Self.secret()
         let lines = try String(contentsOfFile: secretPath, encoding: .utf8) + older + "\n"
         try lines.write(toFile: secretPath, atomically: true, encoding: .utf8)
-        let log = directory + "/received.jsonl"
-        let script = OpenAPISpec.sourcePath.replacingOccurrences(
-            of: "docs/openapi.yaml", with: "scripts/events-receiver.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script, "--secret-file", secretPath, "--log", log, "--port", "0"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        defer {
-            // SIGKILL: the test process may block SIGTERM, and a child inherits the mask.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        let first = output.fileHandleForReading.availableData
-        guard case .number(let port)? = try StrictJSON.parse(Array(first.prefix { $0 != 10 }))["port"] else {
-            throw ReceiverFailure()
-        }
+        let receiver = try StandardWebhooksReceiver(python: python, secretFile: secretPath, directory: directory)
+        defer { receiver.stop() }
         try await TestWorld.with(
             .sqlite,
             configure: {
-                $0.events = EventsConfiguration(url: "http://127.0.0.1:\(port)/events", secretFile: secretPath)
+                $0.events = EventsConfiguration(
+                    url: "http://127.0.0.1:\(receiver.port)/events", secretFile: secretPath)
                 $0.events?.pollMilliseconds = 20
             }
         ) { world in
@@ -375,15 +349,14 @@ struct EventsTests {
                     json: .object([("cipherText", .string(text))]), headers: world.bearer(token))
             }
             let deadline = Date().addingTimeInterval(10)
-            var received: [JSONValue] = []
+            var received: [EventReceiver.Delivery] = []
             while received.count < 2, Date() < deadline {
                 try await Task.sleep(for: .milliseconds(20))
-                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-                received = text.split(separator: "\n").compactMap { try? StrictJSON.parse(String($0)) }
+                received = StandardWebhooksReceiver.received(log: receiver.log).map(EventReceiver.Delivery.init)
             }
-            #expect(received.count == 2 && received.allSatisfy { $0["webhookId"] != nil }, "\(received)")
-            #expect(received.map { $0["event"]?["account"] } == [.string("py-1"), .string("py-2")])
-            #expect(received.allSatisfy { $0["event"]?["type"] == .string("recoveryMethod.added") })
+            #expect(received.count == 2 && received.allSatisfy { $0.verified }, "\(received)")
+            #expect(received.map(\.account) == ["py-1", "py-2"])
+            #expect(received.allSatisfy { $0.type == "recoveryMethod.added" })
         }
     }
 
@@ -434,17 +407,12 @@ struct EventsTests {
             for round in 0..<8 {
                 try await storage.recordAudit(accounts.map { Self.event(.recoveryCompleted, $0, "\($0)-\(round)") })
             }
-            try await receiver.run { url in
-                let port = try #require(Int(url.split(separator: ":").last?.split(separator: "/").first ?? ""))
-                var rates = FaultProxy.Rates()
-                rates.reset = 0.1
-                rates.dropAnswer = 0.15
-                rates.maximumDelayMilliseconds = 100
-                let proxy = try FaultProxy(upstreamPort: port, seed: 39, rates: rates)
-                defer { proxy.stop() }
-                let worker = Self.worker(
-                    storage, url: "http://127.0.0.1:\(proxy.port)/events", signer: signer, maximumAttempts: 100
-                ) {
+            var rates = FaultProxy.Rates()
+            rates.reset = 0.1
+            rates.dropAnswer = 0.15
+            rates.maximumDelayMilliseconds = 100
+            try await receiver.runBehindProxy(seed: 39, rates: rates) { url, proxy in
+                let worker = Self.worker(storage, url: url, signer: signer, maximumAttempts: 100) {
                     $0.initialBackoffMilliseconds = 5
                     $0.maximumBackoffMilliseconds = 40
                 }
@@ -458,17 +426,59 @@ struct EventsTests {
                 }
                 #expect(proxy.report.counts.values.reduce(0, +) > 0, "no fault was injected")
             }
-            let taken = receiver.taken
-            #expect(taken.allSatisfy { $0.verified })
-            #expect(Dictionary(grouping: taken, by: \.id).values.allSatisfy { Set($0.map(\.body)).count == 1 })
-            for account in accounts {
-                var seen: [String] = []
-                for delivery in taken where delivery.account == account {
-                    guard case .string(let request)? = delivery.json?["requestId"] else { continue }
-                    // A duplicate is the one just taken again (its answer was lost), never an older one.
-                    if seen.last != request { seen.append(request) }
+            let outbox = try await storage.outboxEntries(state: nil, account: nil, after: 0, limit: 100)
+            #expect(outbox.count == 40 && outbox.allSatisfy { $0.state == .delivered })
+            EventArrivals.expectArrived(receiver.deliveries, outbox: outbox)
+        }
+    }
+
+    @Test(
+        "a receiver down for less than the retry horizon gets every event once it is back, in order",
+        arguments: TestBackend.allCases)
+    func receiverDownThenBack(backend: TestBackend) async throws {
+        try await TestWorld.withStorage(backend) { storage in
+            let (_, signer) = try Self.secret()
+            let receiver = EventReceiver(signer: signer)
+            let accounts = (0..<3).map { "down-\($0)" }
+            // Down: the proxy resets every connection before a request reaches the receiver.
+            let down = FaultProxy.Rates(
+                reset: 1, dropAnswer: 0, delayRequest: 0, delayAnswer: 0, maximumDelayMilliseconds: 0)
+            try await receiver.runBehindProxy(seed: 39, rates: down) { url, proxy in
+                // Retries from 50 ms doubling to 400 ms, 30 attempts: a horizon of at least 5 s (each delay
+                // at least half its step), more than the 2 s the receiver is down.
+                let worker = Self.worker(storage, url: url, signer: signer, maximumAttempts: 30) {
+                    $0.pollMilliseconds = 20
+                    $0.initialBackoffMilliseconds = 50
+                    $0.maximumBackoffMilliseconds = 400
                 }
-                #expect(seen == (0..<8).map { "\(account)-\($0)" })
+                let delivering = Task { try await worker.run() }
+                defer { delivering.cancel() }
+                let downSince = Date()
+                for round in 0..<4 {
+                    try await storage.recordAudit(accounts.map { Self.event(.deviceAdded, $0, "\($0)-\(round)") })
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+                try await Task.sleep(for: .seconds(max(0, 2 - Date().timeIntervalSince(downSince))))
+                let whileDown = try await storage.outboxEntries(state: nil, account: nil, after: 0, limit: 100)
+                #expect(receiver.deliveries.isEmpty && proxy.report.counts[.reset, default: 0] >= 3)
+                #expect(whileDown.count == 12 && whileDown.allSatisfy { $0.state == .pending })
+                proxy.setEnabled(false)  // back up
+                #expect(try await receiver.wait(seconds: 10) { Set($0.map(\.id)).count >= 12 })
+                // The worker records the last answer just after the receiver took it.
+                let deadline = Date().addingTimeInterval(5)
+                var outbox = whileDown
+                while !outbox.allSatisfy({ $0.state == .delivered }), Date() < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                    outbox = try await storage.outboxEntries(state: nil, account: nil, after: 0, limit: 100)
+                }
+                #expect(outbox.allSatisfy { $0.state == .delivered }, "\(outbox.map(\.state))")
+                // The first event of each account was retried while down; none ran out of attempts.
+                #expect(
+                    accounts.allSatisfy { account in (outbox.first { $0.event.account == account }?.attempts ?? 0) > 1 }
+                )
+                EventArrivals.expectArrived(receiver.deliveries, outbox: outbox)
+                delivering.cancel()
+                _ = await delivering.result
             }
         }
     }

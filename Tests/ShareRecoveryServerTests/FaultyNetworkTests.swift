@@ -13,6 +13,9 @@ import TestSupport
 /// timeout, at random from a printed seed. Every recovery, backup and method change still ends in
 /// exactly one committed change on the server, and the device agrees with the custodian.
 ///
+/// The server's integrator events of these operations go to a receiver through a faulty proxy too;
+/// at the end of the run every one must have arrived, verified (EventArrivals).
+///
 /// 200 operations of each kind under CI (`CI=true`), shared by four wallets that run at once; 20
 /// otherwise, on one wallet. SHARE_RECOVERY_FAULT_TRIALS overrides, SHARE_RECOVERY_FAULT_SEED replays a
 /// run (wallet n's proxy draws from the run's seed + n).
@@ -129,21 +132,57 @@ struct FaultyNetworkTests {
         print(
             "FaultyNetworkTests: backend \(backend), \(Self.trials) trials on \(Self.lanes) wallets, seed \(seed) "
                 + "(SHARE_RECOVERY_FAULT_SEED replays it)")
-        try await TestWorld.with(backend, configure: WalletSessionTests.unlimitedFlows) { world in
-            let counts = try await withThrowingTaskGroup(of: [FaultProxy.Fault: Int].self) { group in
-                for lane in 0..<Self.lanes {
-                    let trials = Self.trials / Self.lanes + (lane < Self.trials % Self.lanes ? 1 : 0)
-                    group.addTask {
-                        try await Self.runWallet(
-                            trials: trials, lane: lane, seed: seed &+ UInt64(lane), backend: backend, world: world)
+        // The server's integrator events go through a fault proxy of their own (seeded after the wallets').
+        let eventsSeed = seed &+ UInt64(Self.lanes)
+        try await EventArrivals.with(seed: eventsSeed) { events in
+            try await TestWorld.with(
+                backend,
+                configure: {
+                    WalletSessionTests.unlimitedFlows(&$0)
+                    events.configure(&$0)
+                }
+            ) { world in
+                let counts = try await withThrowingTaskGroup(of: [FaultProxy.Fault: Int].self) { group in
+                    for lane in 0..<Self.lanes {
+                        let trials = Self.trials / Self.lanes + (lane < Self.trials % Self.lanes ? 1 : 0)
+                        group.addTask {
+                            try await Self.runWallet(
+                                trials: trials, lane: lane, seed: seed &+ UInt64(lane), backend: backend, world: world)
+                        }
+                    }
+                    return try await group.reduce(into: [:]) { total, counts in
+                        total.merge(counts, uniquingKeysWith: +)
                     }
                 }
-                return try await group.reduce(into: [:]) { total, counts in total.merge(counts, uniquingKeysWith: +) }
+                // The faults really happened, of every kind.
+                #expect(
+                    FaultProxy.Fault.allCases.allSatisfy { counts[$0, default: 0] > 0 } || Self.trials < 20, "\(counts)"
+                )
+                try await Self.expectEveryEvent(events, world: world, backend: backend, seed: eventsSeed)
             }
-            // The faults really happened, of every kind.
-            #expect(
-                FaultProxy.Fault.allCases.allSatisfy { counts[$0, default: 0] > 0 } || Self.trials < 20, "\(counts)")
         }
+    }
+
+    /// Every event of the trials arrived at the receiver (issue 39): verified, in commit order per wallet,
+    /// duplicates only of the same webhook-id and body; one wait for the whole run, not one per trial.
+    /// Each confirmed recovery announced itself once.
+    static func expectEveryEvent(
+        _ events: EventArrivals, world: TestWorld, backend: TestBackend, seed: UInt64
+    ) async throws {
+        let users = (0..<Self.lanes).map { "faulty-\(backend)-\($0)" }
+        let started = Date()
+        let outbox = try await events.expectEveryEventArrived(world, accounts: users)
+        for user in users {
+            let state = try await ServerState.read(world, clientId: user)
+            let completed = outbox.filter { $0.event.account == user && $0.event.kind == .recoveryCompleted }
+            #expect(completed.count == state.confirmedRecoveries, "\(user), events seed \(seed): \(state)")
+        }
+        let (requests, counts) = events.proxy.report
+        print(
+            "FaultyNetworkTests: backend \(backend), \(outbox.count) events verified by \(events.receiverName) "
+                + String(format: "(%.1f s after the last trial)", Date().timeIntervalSince(started))
+                + ", events seed \(seed): \(requests) requests, faults "
+                + "\(counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" })")
     }
 
     /// One wallet's trials through its own proxy (seeded with `seed`); returns the faults it met.

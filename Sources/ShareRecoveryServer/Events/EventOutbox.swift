@@ -7,6 +7,7 @@ package enum EventOutbox {
     /// `{"events": [{"id", "sequence", "type", "account", "time", "requestId", "state", "attempts",
     /// "nextAttemptAt", "deliveredAt", "lastError"}], "nextCursor"}`; `nextCursor` (16 hex digits, for
     /// `--after`) is `null` on the last page.
+    /// - Throws: ``ServerStartError`` `databaseNotMigrated` on a database without the outbox.
     package static func page(
         _ storage: any ServerStorage, state: String?, account: String?, after sequence: Int64, limit: Int
     ) async throws -> JSONValue {
@@ -18,6 +19,7 @@ package enum EventOutbox {
             }
             stateFilter = known
         }
+        try await requireOutbox(storage)
         let entries = try await storage.outboxEntries(
             state: stateFilter, account: account, after: sequence, limit: limit + 1)
         let shown = entries.prefix(limit)
@@ -29,8 +31,10 @@ package enum EventOutbox {
     /// Makes events pending again, attempts reset: those with `ids` (each must be delivered or dead),
     /// or every dead event when `ids` is `nil`.
     /// - Returns: `{"redelivered": [ids]}`.
-    /// - Throws: `notFound` naming the ids that are not a delivered or dead event (none is re-queued then).
+    /// - Throws: `notFound` naming the ids that are not a delivered or dead event (none is re-queued then);
+    ///   ``ServerStartError`` `databaseNotMigrated` on a database without the outbox.
     package static func redeliver(_ storage: any ServerStorage, ids: [String]?) async throws -> JSONValue {
+        try await requireOutbox(storage)
         if let ids {
             let known = try await storage.outboxStates(ids: ids)
             let missing = ids.filter { known[$0] == nil || known[$0] == .pending }
@@ -43,6 +47,18 @@ package enum EventOutbox {
         }
         let redelivered = try await storage.redeliverEvents(ids: ids)
         return .object([("redelivered", .array(redelivered.map(JSONValue.string)))])
+    }
+
+    /// Refuses a database whose server predates the integrator events, saying how to migrate it,
+    /// rather than failing on a table that is not there.
+    /// - Throws: ``ServerStartError`` `databaseNotMigrated`.
+    static func requireOutbox(_ storage: any ServerStorage) async throws {
+        guard try await storage.hasEventOutbox() else {
+            throw ServerStartError(
+                .databaseNotMigrated,
+                "the database has no event_outbox table: its server predates integrator events. Start this release's `share-recovery serve` on it once (it migrates the database at start; its events begin with that start), then run this command again"
+            )
+        }
     }
 
     /// A `nextCursor`: the sequence as 16 hex digits.

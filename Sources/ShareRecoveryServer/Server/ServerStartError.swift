@@ -16,6 +16,9 @@ public struct ServerStartError: Error, Sendable, Equatable, CustomStringConverti
         case addressUnavailable
         /// The database cannot be opened or created, or (PostgreSQL) cannot be reached or logged in to.
         case databaseUnavailable
+        /// The database predates a migration a command needs (its server is older than this tool):
+        /// starting this release's server on it once migrates it.
+        case databaseNotMigrated
         /// A configuration value that cannot be used: a missing or malformed master key or webhook
         /// secret, a PostgreSQL URL that does not parse; the reason names which (never a secret).
         case invalidConfiguration

@@ -9,7 +9,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Create a wallet by DKG, sign, back it up, lose the device, recover, sign again (both curves).",
         discussion: helpText(
-            "Runs the whole story on both curves against a reference server it starts on 127.0.0.1 with SQLite: the wallet is created by DKG with the server as custodian party (no dealer), signs, is backed up, the device is lost and recovered, and it signs again under the same public key while the lost device's share is refused. Each step and the recovery statuses are printed. With --offline the custodian runs in this process (no signing in that variant).",
+            "Runs the whole story on both curves against a reference server it starts on 127.0.0.1 with SQLite: the wallet is created by DKG with the server as custodian party (no dealer), signs, is backed up, the device is lost and recovered, and it signs again under the same public key while the lost device's share is refused. Each step and the recovery statuses are printed, then the integrator events the story produced (type, account, id: what `events list` shows). With --offline the custodian runs in this process (no signing in that variant).",
             examples: [
                 "share-recovery demo",
                 "share-recovery demo --offline --directory /tmp/demo",

@@ -7,7 +7,8 @@ import ShareRecoveryServer
 
 /// The demo against the reference server on SQLite, in this process: the wallet's birth by DKG with
 /// the server, a signature, password and cloud-key backups, device loss, an OTP-verified recovery
-/// with statuses, a signature under the same key, and proof that the lost device's share is useless.
+/// with statuses, a signature under the same key, proof that the lost device's share is useless, and
+/// the integrator events the story produced.
 struct ServerDemo {
     let root: String
 
@@ -43,6 +44,43 @@ struct ServerDemo {
             throw error
         }
         await server.stop()
+        try await showEvents(database: "\(root)/server.sqlite")
+    }
+
+    /// The integrator events the story produced, one line each (type, account, id), read from the outbox
+    /// by the code of `share-recovery events list`. This server has no `--events-url`, so they wait there.
+    private func showEvents(database path: String) async throws {
+        var logger = Logger(label: "share-recovery-demo")
+        logger.logLevel = .critical
+        let events = try await AuditTrail.withDatabase(.sqlite(path: path), logger: logger) { storage in
+            var collected: [JSONValue] = []
+            var next: Int64? = 0
+            while let after = next {
+                let page = try await EventOutbox.page(storage, state: nil, account: nil, after: after, limit: 1_000)
+                if case .array(let rows)? = page["events"] { collected += rows }
+                next = nil
+                if case .string(let cursor)? = page["nextCursor"] { next = Int64(cursor, radix: 16) }
+            }
+            return collected
+        }
+        say("\n== integrator events (share-recovery events list --database \(path)) ==")
+        let lines = events.map { event -> (type: String, account: String, id: String) in
+            func text(_ key: String) -> String {
+                guard case .string(let value)? = event[key] else { return "?" }
+                return value
+            }
+            return (text("type"), text("account"), text("id"))
+        }
+        let typeWidth = lines.map(\.type.count).max() ?? 0
+        let accountWidth = lines.map(\.account.count).max() ?? 0
+        for line in lines {
+            let type = line.type.padding(toLength: typeWidth, withPad: " ", startingAt: 0)
+            let account = line.account.padding(toLength: accountWidth, withPad: " ", startingAt: 0)
+            say("  \(type)  \(account)  \(line.id)")
+        }
+        say(
+            "\(events.count) events, in commit order; `serve --events-url` would POST each to the integrator, signed per Standard Webhooks (docs/server.md, \"Integrator events\")"
+        )
     }
 
     private func story(curve: Curve, api: DemoAPI) async throws {

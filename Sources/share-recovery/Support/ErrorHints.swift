@@ -83,6 +83,8 @@ enum ErrorHints {
         "rateLimited": "too many attempts in a short time: wait, then try again.",
         "walletEjected":
             "this wallet was ejected (docs/eject.md): its full private key was exported and the server no longer signs for it; import that key (`eject --out` wrote it) into the wallet you moved to and sign there.",
+        "databaseNotMigrated":
+            "start `share-recovery serve --database` with the same database once, with this release (it applies its migrations at start; stop it with Ctrl-C once it prints {\"listening\": …}), then run this command again.",
         "operationInProgress":
             "another recovery, backup or method change of this wallet is running (another share-recovery process on this store, or another device at the server); nothing was changed: run the command again when it has finished.",
     ]

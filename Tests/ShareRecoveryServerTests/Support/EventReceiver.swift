@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import ShareCrypto
 import ShareRecovery
+import TestSupport
 
 @testable import ShareRecoveryServer
 
@@ -21,6 +22,7 @@ final class EventReceiver: Sendable {
         var status = 0
 
         var json: JSONValue? { try? StrictJSON.parse(body) }
+
         var account: String? {
             guard case .string(let account)? = json?["account"] else { return nil }
             return account
@@ -97,5 +99,27 @@ final class EventReceiver: Sendable {
         }
     }
 
+    /// Runs `body` with the receiver listening behind a ``FaultProxy`` seeded with `seed`; `body` gets
+    /// the proxy's events URL and the proxy. Both stop afterwards.
+    func runBehindProxy<R: Sendable>(
+        seed: UInt64, rates: FaultProxy.Rates = FaultProxy.Rates(), _ body: (String, FaultProxy) async throws -> R
+    ) async throws -> R {
+        try await run { url in
+            guard let port = URLComponents(string: url)?.port else { throw ReceiverError() }
+            let proxy = try FaultProxy(upstreamPort: port, seed: seed, rates: rates)
+            defer { proxy.stop() }
+            return try await body("http://127.0.0.1:\(proxy.port)/events", proxy)
+        }
+    }
+
     struct ReceiverError: Error {}
+}
+
+extension EventReceiver.Delivery {
+    /// A request the standardwebhooks receiver logged: taken (204) when it verified, else refused (401).
+    init(_ received: StandardWebhooksReceiver.Received) {
+        self.init(
+            id: received.id, timestamp: "", signature: "", body: received.body, verified: received.verified,
+            status: received.verified ? 204 : 401)
+    }
 }
