@@ -17,11 +17,14 @@ struct PrimitiveCosts {
     /// counted in compressions (``ECDSACounts``).
     var sha256Block = 0.0
     var sha512Block = 0.0
+    /// One ChaCha20 block (64 bytes of keystream), timed on a long keystream: the OT extension's
+    /// expansions (``ECDSACounts``).
+    var chachaBlock = 0.0
 
     /// The unavoidable operations of one step, counted from the protocol (docs/formats.md §3, §4, §7).
     struct Count {
         var generatorMultiply = 0, pointMultiply = 0, add = 0, parse = 0, aead = 0, hkdf = 0, open = 0, seal = 0,
-            sha = 0, sha256Block = 0, sha512Block = 0
+            sha = 0, sha256Block = 0, sha512Block = 0, chachaBlock = 0
 
         static func + (a: Count, b: Count) -> Count {
             Count(
@@ -29,7 +32,8 @@ struct PrimitiveCosts {
                 pointMultiply: a.pointMultiply + b.pointMultiply,
                 add: a.add + b.add, parse: a.parse + b.parse, aead: a.aead + b.aead, hkdf: a.hkdf + b.hkdf,
                 open: a.open + b.open, seal: a.seal + b.seal, sha: a.sha + b.sha,
-                sha256Block: a.sha256Block + b.sha256Block, sha512Block: a.sha512Block + b.sha512Block)
+                sha256Block: a.sha256Block + b.sha256Block, sha512Block: a.sha512Block + b.sha512Block,
+                chachaBlock: a.chachaBlock + b.chachaBlock)
         }
 
         static func * (times: Int, a: Count) -> Count {
@@ -41,6 +45,7 @@ struct PrimitiveCosts {
                 + (sha > 0 ? ", \(sha) SHA" : "")
                 + (sha256Block + sha512Block > 0
                     ? ", \(sha256Block) SHA-256 and \(sha512Block) SHA-512 compressions" : "")
+                + (chachaBlock > 0 ? ", \(chachaBlock) ChaCha20 blocks" : "")
         }
     }
 
@@ -49,6 +54,7 @@ struct PrimitiveCosts {
             + Double(count.add) * add + Double(count.parse) * parse + Double(count.aead) * aead
             + Double(count.hkdf) * hkdf + Double(count.open) * open + Double(count.seal) * seal + Double(count.sha)
             * sha + Double(count.sha256Block) * sha256Block + Double(count.sha512Block) * sha512Block
+            + Double(count.chachaBlock) * chachaBlock
     }
 }
 
@@ -293,18 +299,21 @@ enum ProtocolCounts {
 
 /// Operation counts of threshold ECDSA (DKLs23 as docs/ecdsa.md specifies it), 2-of-2 with both
 /// parties in one process. Points as for FROST; hashes in compression blocks of the hashes the
-/// transcript specifies, each input absorbed once (an expansion's shared prefix once, then one
-/// finish per 32-byte output): what any implementation of this transcript must compute.
+/// transcript specifies, each input absorbed once (a shared prefix once), and keystreams in ChaCha20
+/// blocks (an XChaCha20 stream one more, for its HChaCha20 subkey): what any implementation of this
+/// transcript must compute.
 ///
 /// A signature (per direction of the pair, each party is OT-extension receiver in one):
-/// - receiver: 2 × 256 PRG columns of 84 bytes, the check's challenge expansion (10,752 bytes over the
-///   21.5 KB message), 416 × 4 pads (SHA-512 to a scalar), θ twice over τ (53 KB, SHA-512), μ;
-/// - sender: 256 PRG columns, the same challenge expansion, 2 × 416 × 4 pads, θ twice, μ;
+/// - receiver: 2 × 256 XChaCha20 columns of 84 bytes, the check's key (SHA-256 over the 21.5 KB
+///   message) and its 10,752 bytes of ChaCha20 challenges, 416 pad keys (one compression each after
+///   the shared tag-and-dsid block) with 192 bytes of ChaCha20 each, τ hashed once (53 KB), θ, μ;
+/// - sender: 256 columns, the same check key and challenges, 2 × 416 pad keys and streams, τ once,
+///   θ, μ;
 /// - per party: R_i, pk_i, Γ^u, Γ^v (k·G each), the round-3 checks χ·R_j − d^u·G and χ·pk_j − d^v·G
 ///   (2 k·G, 2 k·P, 2 P+Q), Σ pk and Σ R (one P+Q each), 4 points of round 2 parsed, the
 ///   commitment, session and zero-share hashes; then one verification (k·G, k·P, P+Q).
-/// 2-of-2: 13 k·G, 5 k·P, 9 P+Q, 8 parse and (with the hashes above) about 13,500 SHA-256 and
-/// 23,300 SHA-512 compressions: the hashes, not the curve, are most of the floor.
+/// 2-of-2: 13 k·G, 5 k·P, 9 P+Q, 8 parse, about 7,240 SHA-256 and 10 SHA-512 compressions and
+/// 12,770 ChaCha20 blocks.
 ///
 /// A pair setup, per party: A and K (k·G), the peer's proof (e·A, one P+Q, z·G), 256 base OTs as
 /// receiver (b_l·G, B_l = b_l·G + Δ_l·A selected without a branch, b_l·A, one key hash each) and as
@@ -316,6 +325,8 @@ enum ECDSACounts {
     static func sha256Blocks(_ n: Int) -> Int { (n + 9 + 63) / 64 }
     /// SHA-512 compressions of an `n`-byte message (padding included).
     static func sha512Blocks(_ n: Int) -> Int { (n + 17 + 127) / 128 }
+    /// ChaCha20 blocks of an `n`-byte keystream.
+    static func chachaBlocks(_ n: Int) -> Int { (n + 63) / 64 }
 
     /// The length of a framed hash input (docs/ecdsa.md "Hashes"): the tag
     /// `share-recovery/ecdsa@1/NAME` and each part, each after a 4-byte length.
@@ -326,26 +337,26 @@ enum ECDSACounts {
     static func digest(_ tag: String, _ parts: [Int]) -> Int { sha256Blocks(framed(tag, parts)) }
     static func scalar(_ tag: String, _ parts: [Int]) -> Int { sha512Blocks(framed(tag, parts)) }
 
-    /// A counter-mode expansion of `count` bytes: the prefix's full blocks once, then for each 32-byte
-    /// output the rest of the prefix with the framed 4-byte counter.
-    static func expand(_ tag: String, _ parts: [Int], count: Int) -> Int {
-        let prefix = framed(tag, parts)
-        return prefix / 64 + (count + 31) / 32 * sha256Blocks(prefix % 64 + 8)
-    }
-
-    /// One direction of the signature's multiplication: hashes of its OT-extension receiver and sender.
+    /// One direction of the signature's multiplication: hashes and keystreams of its OT-extension
+    /// receiver and sender.
     static var multiplicationDirection: PrimitiveCosts.Count {
         let batch = 416, rows = 672, columnBytes = rows / 8
         let tau = batch * 4 * 32
-        let column = expand("ote/prg", [32, 32, 4], count: columnBytes)
-        let check = expand("ote/check", [32, 256 * columnBytes], count: rows * 16)
-        let pad = scalar("ote/pad", [32, 4, 1, 32])
-        let theta = scalar("rvole/theta", [32, 1, tau])
+        let column = 1 + chachaBlocks(columnBytes)
+        let checkKey = digest("ote/check-key", [32, 256 * columnBytes])
+        let challenges = chachaBlocks(rows * 16)
+        // The pad key's first block (tag and dsid) once per side; then the rest of the input per row.
+        let prefix = 64
+        let padKey = sha256Blocks(framed("ote/pad-key", [32, 4, 32]) - prefix)
+        let padStream = chachaBlocks(4 * 48)
+        let tauDigest = digest("rvole/tau", [32, tau])
+        let theta = scalar("rvole/theta", [1, 32])
         let small =
             2 * digest("ote/id", [32, 32]) + 2 * digest("rvole/mu", [32, 32, 32])
             + 2 * digest("session/direction", [32, 2])
         return PrimitiveCosts.Count(
-            sha256Block: 3 * 256 * column + 2 * check + small, sha512Block: 3 * batch * 4 * pad + 4 * theta)
+            sha256Block: 2 * checkKey + 2 + 3 * batch * padKey + 2 * tauDigest + small, sha512Block: 4 * theta,
+            chachaBlock: 3 * 256 * column + 2 * challenges + 3 * batch * padStream)
     }
 
     /// A 2-of-2 signature over stored pair setups, both parties, and its verification.
@@ -359,7 +370,6 @@ enum ECDSACounts {
         return 2 * (perParty + multiplicationDirection)
             + PrimitiveCosts.Count(generatorMultiply: 1, pointMultiply: 1, add: 1)
     }
-
     /// A 2-of-2 pair setup, both parties.
     static var pairSetup: PrimitiveCosts.Count {
         let key = digest("base-ot/key", [32, 4, 33])

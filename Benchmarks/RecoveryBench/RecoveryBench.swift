@@ -260,6 +260,17 @@ struct Bench {
                 Double(whole.medianNs) / 65
             add(m)
         }
+        // One ChaCha20 block, for the OT extension's keystreams: 4 KiB of the seed stream's keystream
+        // (one call, 64 blocks).
+        let stream = DeterministicRandom(seed: Array("chacha20 block".utf8))
+        let whole = await Timer.measure("floor secp256k1", "ChaCha20 block", iterations: count) {
+            check(stream.bytes(count: 4096).count == 4096)
+        }
+        secp.chachaBlock = Double(whole.medianNs) / 64
+        add(
+            Measurement(
+                group: whole.group, name: "ChaCha20 block", iterations: count, medianNs: whole.medianNs / 64,
+                p99Ns: whole.p99Ns / 64, meanNs: whole.meanNs / 64, note: "4096-byte keystreams over 64 blocks"))
         let shared: [(String, () -> Bool, WritableKeyPath<PrimitiveCosts, Double>?)] = [
             ("AEAD decrypt (one record)", raw.aeadDecrypt, \.aead), ("HKDF-SHA256", raw.hkdf, \.hkdf),
             ("X25519 seal", raw.seal, \.seal), ("X25519 open", raw.open, \.open),

@@ -191,10 +191,95 @@ struct ECDSASigningSessionTests {
         }
     }
 
-    @Test("ECDSAHash.expand is the digests of the parts with each 4-byte counter, as docs/ecdsa.md defines it")
-    func expandIsCounterMode() {
-        let parts: [HashInput] = [.bytes(Array(repeating: 7, count: 100)), .bytes(Array(repeating: 9, count: 21_504))]
-        let expected = (0..<4).flatMap { ECDSAHash.digest("ote/check", parts + [.bytes(ECDSAWire.uint32($0))]) }
-        #expect(ECDSAHash.expand("ote/check", parts, count: 100) == Array(expected.prefix(100)))
+    @Test("ECDSAStream.chacha20 is ChaCha20 with nonce 0: the all-zero key's first block (RFC 7539 A.1 #1)")
+    func chachaKnownAnswer() {
+        var out = [UInt8](repeating: 0, count: 64)
+        let key = [UInt8](repeating: 0, count: 32)
+        key.withUnsafeBytes { key in out.withUnsafeMutableBytes { ECDSAStream.chacha20(key: key, into: $0) } }
+        #expect(
+            Hex.encode(out)
+                == "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7"
+                + "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586")
+    }
+
+    @Test("ECDSAStream.xchacha20 is XChaCha20: the first of libsodium's own stream test vectors")
+    func xchachaKnownAnswer() {
+        let key = Hex.decode("79c99798ac67300bbb2704c95c341e3245f3dcb21761b98e52ff45b24f304fc4")!
+        let nonce = Hex.decode("b33ffd3096479bcfbc9aee49417688a0a2554f8d95389419")!
+        var out = [UInt8](repeating: 0, count: 29)
+        key.withUnsafeBytes { key in
+            nonce.withUnsafeBytes { nonce in
+                out.withUnsafeMutableBytes { ECDSAStream.xchacha20(key: key, nonce: nonce, into: $0) }
+            }
+        }
+        #expect(Hex.encode(out) == "c6e9758160083ac604ef90e712ce6e75d7797590744e0cf060f013739c")
+    }
+
+    @Test("the extension's transpose puts bit j of column l at bit l of row j")
+    func transposeIsBitwise() {
+        let columns = DeterministicRandom(seed: [21]).bytes(count: BaseOT.count * OTExtension.columnByteCount)
+        let rows = columns.withUnsafeBytes { OTExtension.transpose($0) }.revealedBytes()
+        func bit(_ bytes: [UInt8], _ index: Int) -> UInt8 { (bytes[index / 8] >> UInt8(index % 8)) & 1 }
+        var mismatches = 0
+        for l in 0..<BaseOT.count {
+            for j in 0..<OTExtension.rowCount
+            where bit(columns, l * OTExtension.columnByteCount * 8 + j) != bit(rows, j * 256 + l) {
+                mismatches += 1
+            }
+        }
+        #expect(mismatches == 0)
+    }
+
+    @Test("the check's weighted sums equal Σ χ_j·row_j by the bitwise GF(2^128) product, on both halves")
+    func weightedSumsMatchProducts() {
+        let random = DeterministicRandom(seed: [22])
+        let count = 40
+        let rows = random.bytes(count: count * 32)
+        let chiBytes = random.bytes(count: count * 16)
+        let chi = (0..<(2 * count)).map { index in
+            chiBytes[(index * 8)..<(index * 8 + 8)].withUnsafeBytes {
+                UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+            }
+        }
+        var expected = (GF128.Element.zero, GF128.Element.zero)
+        for j in 0..<count {
+            let weight = GF128.Element(low: chi[2 * j], high: chi[2 * j + 1])
+            expected.0 = expected.0 ^ (weight * GF128.Element(rows[(j * 32)..<(j * 32 + 16)]))
+            expected.1 = expected.1 ^ (weight * GF128.Element(rows[(j * 32 + 16)..<(j * 32 + 32)]))
+        }
+        let sums = rows.withUnsafeBytes { rows in
+            chi.withUnsafeBufferPointer { GF128.weightedSums(rows: rows, chi: $0, count: count) }
+        }
+        #expect(sums.0 == expected.0 && sums.1 == expected.1)
+        #expect(sums.0 != .zero)
+    }
+
+    @Test("a row's pads are its ote/pad-key hash expanded by ChaCha20, 48 bytes per scalar, as docs/ecdsa.md says")
+    func padsAsDocumented() {
+        let random = DeterministicRandom(seed: [23])
+        let session = random.bytes(count: 32)
+        let rows = random.bytes(count: 3 * 32)
+        let delta = random.bytes(count: 32)
+        let pads = OTPads(session: session)
+        for (index, flip) in [(0, false), (2, false), (2, true)] {
+            let row = (0..<32).map { rows[index * 32 + $0] ^ (flip ? delta[$0] : 0) }
+            let key = ECDSAHash.digest("ote/pad-key", [.bytes(session), .bytes(ECDSAWire.uint32(index)), .bytes(row)])
+            var stream = [UInt8](repeating: 0, count: 192)
+            key.withUnsafeBytes { key in stream.withUnsafeMutableBytes { ECDSAStream.chacha20(key: key, into: $0) } }
+            let expected = (0..<4).map { k in
+                stream[(k * 48)..<(k * 48 + 48)].withUnsafeBytes {
+                    Scalar(reducingBigEndian: $0, curve: .secp256k1).limbs
+                }
+            }
+            let derived = [ScalarField.Limbs](unsafeUninitializedCapacity: 4) { buffer, initialized in
+                rows.withUnsafeBytes { rows in
+                    delta.withUnsafeBytes { delta in
+                        pads.derive(rows: rows, index: index, flip: flip ? delta : nil, into: buffer.baseAddress!)
+                    }
+                }
+                initialized = 4
+            }
+            #expect(derived == expected)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import CLibcrypto
 import CSecp256k1
 import CSodium
 
@@ -135,17 +136,17 @@ package struct RawPrimitives: @unchecked Sendable {
             crypto_pwhash_ALG_ARGON2ID13) == 0
     }
 
-    /// SHA-256 of 128 bytes (`crypto_hash_sha256`): one block of a BIP-340 tagged hash or of
-    /// hash_to_field's expand_message_xmd.
+    /// SHA-256 of 128 bytes (libcrypto's `SHA256`, the implementation `SHA2Hasher` uses): one block of
+    /// a BIP-340 tagged hash or of hash_to_field's expand_message_xmd.
     package func sha256() -> Bool {
         var out = [UInt8](repeating: 0, count: 32)
-        return crypto_hash_sha256(&out, message, UInt64(min(128, message.count))) == 0
+        return CLibcrypto.SHA256(message, min(128, message.count), &out) != nil
     }
 
-    /// SHA-512 of 128 bytes (`crypto_hash_sha512`): one FROST(Ed25519, SHA-512) hash to scalar.
+    /// SHA-512 of 128 bytes (libcrypto's `SHA512`): one FROST(Ed25519, SHA-512) hash to scalar.
     package func sha512() -> Bool {
         var out = [UInt8](repeating: 0, count: 64)
-        return crypto_hash_sha512(&out, message, UInt64(min(128, message.count))) == 0
+        return CLibcrypto.SHA512(message, min(128, message.count), &out) != nil
     }
 
     /// `crypto_box_seal` of one share record.

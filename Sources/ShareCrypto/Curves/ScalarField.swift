@@ -49,6 +49,14 @@ struct ScalarField: Sendable {
         add(multiply(low, r2), multiply(high, r3))
     }
 
+    /// Reduces hi·2^256 + lo to a plain value below the modulus, for a modulus above 2^255
+    /// (secp256k1's n): lo then needs one conditional subtraction, and mont(hi, R²) = hi·2^256 mod
+    /// modulus. One multiplication where ``reduceWide(low:high:)`` and leaving Montgomery form take three.
+    func reduceWidePlain(low: Limbs, high: Limbs) -> Limbs {
+        precondition(modulus.l3 >> 63 == 1, "one subtraction reduces 256 bits only below a modulus over 2^255")
+        return add(ScalarField.conditionalSubtract(low, carry: 0, modulus: modulus), multiply(high, r2))
+    }
+
     /// Whether a plain value is below the modulus, in constant time.
     func isCanonical(_ a: Limbs) -> Bool {
         let (_, borrow) = ScalarField.subtract(a, modulus)

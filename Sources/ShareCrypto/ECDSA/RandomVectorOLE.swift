@@ -17,6 +17,9 @@ enum RandomVectorOLE {
         ECDSAHash.scalar("rvole/gadget", [.bytes(ECDSAWire.uint32($0))])
     }
 
+    /// The gadget's plain limbs, for χ.
+    private static let gadgetLimbs = gadget.map(\.limbs)
+
     /// The gadget in Montgomery form, so `multiply(a, g)` gives the plain product `a·g_j`.
     private static let gadgetMontgomery = gadget.map { Curve.secp256k1.field.toMontgomery($0.limbs) }
 
@@ -34,20 +37,24 @@ enum RandomVectorOLE {
     ) {
         let choices = random.secureBytes(count: OTExtension.columnByteCount)
         let (message, rows) = OTExtension.receive(keys0: keys0, keys1: keys1, id: id, choices: choices)
+        // χ = Σ g_j·β_j: masked additions on limbs, the bits being secret.
         let chi = choices.withUnsafeBytes { bits in
-            var chi = Scalar(0, curve: .secp256k1)
+            var sum = ScalarField.Limbs.zero
             for j in 0..<OTExtension.batchCount {
-                chi = chi + Scalar(UInt64((bits[j / 8] >> UInt8(j % 8)) & 1), curve: .secp256k1) * gadget[j]
+                let mask = 0 &- UInt64((bits[j / 8] >> UInt8(j % 8)) & 1)
+                sum = field.add(sum, ScalarField.select(mask, gadgetLimbs[j], .zero))
             }
-            return chi
+            return Scalar(plain: sum, curve: .secp256k1)
         }
         return (message, BobState(choices: choices, rows: rows, chi: chi))
     }
 
+    /// θ_0 and θ_1: τ hashed once, `d = H256("rvole/tau", dsid, τ)`, then `Hn("rvole/theta", b (1), d)`.
     private static func challenge(session: [UInt8], tau: [UInt8]) -> (Scalar, Scalar) {
-        (
-            ECDSAHash.scalar("rvole/theta", [.bytes(session), .bytes([0]), .bytes(tau)]),
-            ECDSAHash.scalar("rvole/theta", [.bytes(session), .bytes([1]), .bytes(tau)])
+        let digest = ECDSAHash.digest("rvole/tau", [.bytes(session), .bytes(tau)])
+        return (
+            ECDSAHash.scalar("rvole/theta", [.bytes([0]), .bytes(digest)]),
+            ECDSAHash.scalar("rvole/theta", [.bytes([1]), .bytes(digest)])
         )
     }
 
@@ -69,19 +76,28 @@ enum RandomVectorOLE {
         let alpha = [inputs.0, inputs.1, masks.0, masks.1].map(\.limbs)
         var sums = [ScalarField.Limbs](repeating: .zero, count: 4)
         var tau = [UInt8](repeating: 0, count: tauCount)
-        tau.withUnsafeMutableBytes { out in
-            for j in 0..<OTExtension.batchCount {
-                let zero = OTExtension.pad(session: session, rows: rows, index: j)
-                let one = OTExtension.pad(session: session, rows: rows, index: j, flippedBy: delta)
-                for k in 0..<4 {
-                    let pad = zero[k].limbs
-                    sums[k] = field.add(sums[k], field.multiply(pad, gadgetMontgomery[j]))
-                    let correction = field.add(field.subtract(one[k].limbs, pad), alpha[k])
-                    let slot = (j * 4 + k) * 32
-                    Curve.secp256k1.write(
-                        correction, to: UnsafeMutableRawBufferPointer(rebasing: out[slot..<(slot + 32)]))
+        let derivation = OTPads(session: session)
+        withUnsafeTemporaryAllocation(of: ScalarField.Limbs.self, capacity: 8) { pads in
+            let zero = pads.baseAddress!
+            let one = zero + 4
+            rows.withUnsafeBytes { rows in
+                delta.withUnsafeBytes { delta in
+                    tau.withUnsafeMutableBytes { out in
+                        for j in 0..<OTExtension.batchCount {
+                            derivation.derive(rows: rows, index: j, into: zero)
+                            derivation.derive(rows: rows, index: j, flip: delta, into: one)
+                            for k in 0..<4 {
+                                sums[k] = field.add(sums[k], field.multiply(zero[k], gadgetMontgomery[j]))
+                                let correction = field.add(field.subtract(one[k], zero[k]), alpha[k])
+                                let slot = (j * 4 + k) * 32
+                                Curve.secp256k1.write(
+                                    correction, to: UnsafeMutableRawBufferPointer(rebasing: out[slot..<(slot + 32)]))
+                            }
+                        }
+                    }
                 }
             }
+            for index in 0..<8 { pads[index] = .zero }
         }
         let shares = sums.map { Scalar(plain: $0, curve: .secp256k1) }
         let theta = challenge(session: session, tau: tau)
@@ -98,22 +114,30 @@ enum RandomVectorOLE {
         var wire = ECDSAWire(reply, what: "multiplication reply from party \(peer)")
         let tauBytes = try wire.take(tauCount)
         var sums = [ScalarField.Limbs](repeating: .zero, count: 4)
-        // The choice bits are read in place; the rows go to the pads as secrets.
-        try tauBytes.withUnsafeBytes { (input: UnsafeRawBufferPointer) throws in
-            for j in 0..<OTExtension.batchCount {
-                let bit = state.choices.withUnsafeBytes { UInt64(($0[j / 8] >> UInt8(j % 8)) & 1) }
-                let mask = 0 &- bit
-                let pad = OTExtension.pad(session: session, rows: state.rows, index: j)
-                for k in 0..<4 {
-                    let slot = (j * 4 + k) * 32
-                    let tau = Curve.secp256k1.limbs(from: UnsafeRawBufferPointer(rebasing: input[slot..<(slot + 32)]))
-                    guard field.isCanonical(tau) else {
-                        throw ShareCryptoError(
-                            .invalidEncoding, "multiplication reply from party \(peer): a τ is not below n")
+        let derivation = OTPads(session: session)
+        // The choice bits and the rows are read in place.
+        try withUnsafeTemporaryAllocation(of: ScalarField.Limbs.self, capacity: 4) { pads in
+            defer { for index in 0..<4 { pads[index] = .zero } }
+            try tauBytes.withUnsafeBytes { (input: UnsafeRawBufferPointer) throws in
+                try state.rows.withUnsafeBytes { rows in
+                    try state.choices.withUnsafeBytes { bits in
+                        for j in 0..<OTExtension.batchCount {
+                            let mask = 0 &- UInt64((bits[j / 8] >> UInt8(j % 8)) & 1)
+                            derivation.derive(rows: rows, index: j, into: pads.baseAddress!)
+                            for k in 0..<4 {
+                                let slot = (j * 4 + k) * 32
+                                let tau = Curve.secp256k1.limbs(
+                                    from: UnsafeRawBufferPointer(rebasing: input[slot..<(slot + 32)]))
+                                guard field.isCanonical(tau) else {
+                                    throw ShareCryptoError(
+                                        .invalidEncoding, "multiplication reply from party \(peer): a τ is not below n")
+                                }
+                                // β_j·τ_j[k] by a mask, not a branch on the secret bit.
+                                let term = field.subtract(ScalarField.select(mask, tau, .zero), pads[k])
+                                sums[k] = field.add(sums[k], field.multiply(term, gadgetMontgomery[j]))
+                            }
+                        }
                     }
-                    // β_j·τ_j[k] by a mask, not a branch on the secret bit.
-                    let term = field.subtract(ScalarField.select(mask, tau, .zero), pad[k].limbs)
-                    sums[k] = field.add(sums[k], field.multiply(term, gadgetMontgomery[j]))
                 }
             }
         }

@@ -3,6 +3,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import CLibcrypto
 import CSodium
 
 /// One piece of a hash input: public bytes, or a secret read straight from its wiped buffer, so a
@@ -24,8 +25,10 @@ enum SHA2Function {
     }
 }
 
-/// An incremental SHA-256 or SHA-512 (libsodium `crypto_hash_sha*`). The state lives in its own
-/// allocation and is wiped when the hasher goes away, since it has absorbed secret input.
+/// An incremental SHA-256 or SHA-512 (OpenSSL's libcrypto, which uses the processor's SHA
+/// instructions where it has them: threshold ECDSA hashes hundreds of kilobytes per signature). The
+/// state lives in its own allocation and is wiped when the hasher goes away, since it has absorbed
+/// secret input.
 final class SHA2Hasher {
     let function: SHA2Function
     private let state: UnsafeMutableRawPointer
@@ -36,13 +39,13 @@ final class SHA2Hasher {
         self.function = function
         switch function {
         case .sha256:
-            stateCount = MemoryLayout<crypto_hash_sha256_state>.size
-            state = .allocate(byteCount: stateCount, alignment: MemoryLayout<crypto_hash_sha256_state>.alignment)
-            _ = crypto_hash_sha256_init(state.assumingMemoryBound(to: crypto_hash_sha256_state.self))
+            stateCount = MemoryLayout<SHA256_CTX>.size
+            state = .allocate(byteCount: stateCount, alignment: MemoryLayout<SHA256_CTX>.alignment)
+            _ = SHA256_Init(state.assumingMemoryBound(to: SHA256_CTX.self))
         case .sha512:
-            stateCount = MemoryLayout<crypto_hash_sha512_state>.size
-            state = .allocate(byteCount: stateCount, alignment: MemoryLayout<crypto_hash_sha512_state>.alignment)
-            _ = crypto_hash_sha512_init(state.assumingMemoryBound(to: crypto_hash_sha512_state.self))
+            stateCount = MemoryLayout<SHA512_CTX>.size
+            state = .allocate(byteCount: stateCount, alignment: MemoryLayout<SHA512_CTX>.alignment)
+            _ = SHA512_Init(state.assumingMemoryBound(to: SHA512_CTX.self))
         }
     }
 
@@ -53,19 +56,22 @@ final class SHA2Hasher {
         return twin
     }
 
+    /// Puts this hasher in `other`'s state (same function), without a new allocation.
+    func restore(from other: SHA2Hasher) {
+        precondition(other.function == function, "hashers of different functions")
+        state.copyMemory(from: other.state, byteCount: stateCount)
+    }
+
     deinit {
         sodium_memzero(state, stateCount)
         state.deallocate()
     }
 
     func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         switch function {
-        case .sha256:
-            _ = crypto_hash_sha256_update(
-                state.assumingMemoryBound(to: crypto_hash_sha256_state.self), bytes.u8, UInt64(bytes.count))
-        case .sha512:
-            _ = crypto_hash_sha512_update(
-                state.assumingMemoryBound(to: crypto_hash_sha512_state.self), bytes.u8, UInt64(bytes.count))
+        case .sha256: _ = SHA256_Update(state.assumingMemoryBound(to: SHA256_CTX.self), base, bytes.count)
+        case .sha512: _ = SHA512_Update(state.assumingMemoryBound(to: SHA512_CTX.self), base, bytes.count)
         }
     }
 
@@ -83,9 +89,10 @@ final class SHA2Hasher {
     /// Writes the digest into `out`, which holds exactly ``SHA2Function/outputCount`` bytes.
     func finalize(into out: UnsafeMutableRawBufferPointer) {
         precondition(out.count == function.outputCount, "digest buffer of the wrong size")
+        // Final pads the state in place: the hasher is spent afterwards (``restore(from:)`` revives it).
         switch function {
-        case .sha256: _ = crypto_hash_sha256_final(state.assumingMemoryBound(to: crypto_hash_sha256_state.self), out.u8)
-        case .sha512: _ = crypto_hash_sha512_final(state.assumingMemoryBound(to: crypto_hash_sha512_state.self), out.u8)
+        case .sha256: _ = SHA256_Final(out.u8, state.assumingMemoryBound(to: SHA256_CTX.self))
+        case .sha512: _ = SHA512_Final(out.u8, state.assumingMemoryBound(to: SHA512_CTX.self))
         }
     }
 
