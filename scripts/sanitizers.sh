@@ -33,7 +33,7 @@ run() {
     # Nor the two ECDSA session suites (about 45 s under TSan): one thread runs every party there, so
     # TSan has nothing to find; ASan runs them, and TSan still runs the tamper suite.
     if [ "$sanitizer" = thread ]; then skip=(--skip CLITests --skip 'ECDSASigning(Session)?Tests'); fi
-    swift test --skip-build --no-parallel "${skip[@]}"
+    swift test --skip-build --disable-xctest --no-parallel "${skip[@]}"
     echo "sanitizers: $sanitizer: build $((built - started)) s, tests $((SECONDS - built)) s" >&2
 }
 
