@@ -1,3 +1,5 @@
+import CSodium
+
 /// GF(2^128) with x^128 + x^7 + x^2 + x + 1, for the OT-extension consistency check: elements are
 /// 16 bytes, little-endian bit order (bit i of byte i/8 is the coefficient of x^(8·(i/8) + i%8)).
 enum GF128 {
@@ -71,11 +73,14 @@ enum GF128 {
         Element, Element
     ) {
         precondition(rows.count >= count * 32 && chi.count >= count * 2, "rows and challenges of the same count")
-        return withUnsafeTemporaryAllocation(of: SIMD4<UInt64>.self, capacity: 48) { buffer in
-            let table = buffer.baseAddress!
-            let sums = table + 16
-            for i in 0..<48 { buffer[i] = .zero }
-            defer { for i in 0..<48 { buffer[i] = .zero } }
+        // 48 entries of four words (a row's two halves): the table's 16, then the 32 accumulators.
+        // A heap array rather than a stack allocation of SIMD4 entries: the optimiser wrote below such
+        // a buffer in release builds (a smashed return address), and plain words cost no more here.
+        var scratch = [UInt64](repeating: 0, count: 48 * 4)
+        defer { scratch.withUnsafeMutableBytes { sodium_memzero($0.baseAddress, $0.count) } }
+        return scratch.withUnsafeMutableBufferPointer { words in
+            let table = words.baseAddress!
+            let sums = table + 16 * 4
             for j in 0..<count {
                 let row = rows.baseAddress! + j * 32
                 func word(_ offset: Int) -> UInt64 {
@@ -85,37 +90,46 @@ enum GF128 {
                 var b = (word(16), word(24))
                 // table[2^k] = x^k·row, the others by sums of those.
                 for bit in 0..<4 {
-                    table[1 << bit] = SIMD4(a.0, a.1, b.0, b.1)
+                    let entry = table + 4 * (1 << bit)
+                    (entry[0], entry[1], entry[2], entry[3]) = (a.0, a.1, b.0, b.1)
                     a = timesX(a.0, a.1)
                     b = timesX(b.0, b.1)
                 }
-                table[3] = table[2] ^ table[1]
-                table[5] = table[4] ^ table[1]
-                table[6] = table[4] ^ table[2]
-                table[7] = table[4] ^ table[3]
-                for n in 9..<16 { table[n] = table[8] ^ table[n - 8] }
+                func combine(_ n: Int, _ m: Int, _ k: Int) {
+                    for w in 0..<4 { table[4 * n + w] = table[4 * m + w] ^ table[4 * k + w] }
+                }
+                combine(3, 2, 1)
+                combine(5, 4, 1)
+                combine(6, 4, 2)
+                combine(7, 4, 3)
+                for n in 9..<16 { combine(n, 8, n - 8) }
                 let low = chi[2 * j]
                 let high = chi[2 * j + 1]
                 for i in 0..<16 {
-                    sums[i] ^= table[Int(truncatingIfNeeded: (low >> UInt64(4 * i)) & 15)]
-                    sums[16 + i] ^= table[Int(truncatingIfNeeded: (high >> UInt64(4 * i)) & 15)]
+                    let lowEntry = table + 4 * Int(truncatingIfNeeded: (low >> UInt64(4 * i)) & 15)
+                    let highEntry = table + 4 * Int(truncatingIfNeeded: (high >> UInt64(4 * i)) & 15)
+                    for w in 0..<4 {
+                        sums[4 * i + w] ^= lowEntry[w]
+                        sums[4 * (16 + i) + w] ^= highEntry[w]
+                    }
                 }
             }
-            var acc = sums[31]
+            // Horner by x^4 from the last accumulator down, on both halves.
+            var acc = (sums[4 * 31], sums[4 * 31 + 1], sums[4 * 31 + 2], sums[4 * 31 + 3])
             for i in stride(from: 30, through: 0, by: -1) {
-                // acc·x^4 on both halves, then the next accumulator.
-                let over = SIMD4(acc[1] >> 60, 0, acc[3] >> 60, 0)
-                let shifted = SIMD4(
-                    acc[0] << 4, (acc[1] << 4) | (acc[0] >> 60), acc[2] << 4, (acc[3] << 4) | (acc[2] >> 60))
-                // The 4 bits shifted out of each half come back as x^128 = x^7 + x^2 + x + 1.
-                var next = shifted ^ sums[i]
-                next ^= over
-                next ^= over &<< 1
-                next ^= over &<< 2
-                next ^= over &<< 7
-                acc = next
+                let (low0, high0) = timesX4(acc.0, acc.1)
+                let (low1, high1) = timesX4(acc.2, acc.3)
+                acc = (low0 ^ sums[4 * i], high0 ^ sums[4 * i + 1], low1 ^ sums[4 * i + 2], high1 ^ sums[4 * i + 3])
             }
-            return (Element(low: acc[0], high: acc[1]), Element(low: acc[2], high: acc[3]))
+            return (Element(low: acc.0, high: acc.1), Element(low: acc.2, high: acc.3))
         }
+    }
+
+    /// `x^4·a`: the 4 bits shifted out come back as x^128 = x^7 + x^2 + x + 1, by shifts of public
+    /// positions only.
+    @inline(__always)
+    static func timesX4(_ low: UInt64, _ high: UInt64) -> (UInt64, UInt64) {
+        let over = high >> 60
+        return ((low << 4) ^ over ^ (over << 1) ^ (over << 2) ^ (over << 7), (high << 4) | (low >> 60))
     }
 }
