@@ -209,6 +209,9 @@ struct WalletSessionTests {
         arguments: TestBackend.allCases)
     func concurrentSigning(backend: TestBackend) async throws {
         let (clients, signatures) = backend == .postgres ? (64, 4) : (16, 3)
+        // What this test checks is that no nonce commitment is used twice, not latency: 64 clients
+        // under a sanitizer on a busy 2-core machine can queue past the client's default 10 s.
+        let transport = HTTPTransport(configuration: .init(timeout: .seconds(60), attemptTimeout: .seconds(30)))
         try await TestWorld.with(backend, servers: 2, configure: Self.unlimitedFlows) { world in
             let commitments = try await withThrowingTaskGroup(of: [String].self) { group in
                 for index in 0..<clients {
@@ -217,12 +220,14 @@ struct WalletSessionTests {
                         let token = try await world.token(for: user, purpose: "sign", server: index % 2)
                         let curve: Curve = index % 3 == 0 ? .ed25519 : .secp256k1
                         let first = HTTPWalletClient(
-                            baseURL: world.servers[index % 2].baseURL(), tokenProvider: { _ in token })
+                            baseURL: world.servers[index % 2].baseURL(), tokenProvider: { _ in token },
+                            transport: transport)
                         let device = try await first.createWallet(clientId: user, walletId: "w-\(index)", curve: curve)
                         var seen: [String] = []
                         for round in 0..<signatures {
                             let wallet = HTTPWalletClient(
-                                baseURL: world.servers[(index + round) % 2].baseURL(), tokenProvider: { _ in token })
+                                baseURL: world.servers[(index + round) % 2].baseURL(), tokenProvider: { _ in token },
+                                transport: transport)
                             let message = Array("client \(index) round \(round)".utf8)
                             let (package, signature) = try await wallet.sign(
                                 share: device, clientId: user, message: message)
