@@ -143,13 +143,7 @@ extension ServerStorage {
     }
 
     /// Whether the database has the audit table (a database of a server that predates it has not).
-    func hasAuditTrail() async throws -> Bool {
-        let sql =
-            dialect == .sqlite
-            ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'audit_events'"
-            : "SELECT table_name FROM information_schema.tables WHERE table_name = 'audit_events' AND table_schema = current_schema()"
-        return try await read { transaction in !(try await transaction.query(sql, [])).isEmpty }
-    }
+    func hasAuditTrail() async throws -> Bool { try await hasTable("audit_events") }
 
     private static func auditRow(_ row: SQLRow) throws -> AuditRow {
         AuditRow(

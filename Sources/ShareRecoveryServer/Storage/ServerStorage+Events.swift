@@ -47,13 +47,7 @@ extension ServerStorage {
     }
 
     /// Whether the database has the outbox: a server older than the integrator events never created it.
-    func hasEventOutbox() async throws -> Bool {
-        let sql =
-            dialect == .sqlite
-            ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'event_outbox'"
-            : "SELECT table_name FROM information_schema.tables WHERE table_name = 'event_outbox' AND table_schema = current_schema()"
-        return try await read { transaction in !(try await transaction.query(sql, [])).isEmpty }
-    }
+    func hasEventOutbox() async throws -> Bool { try await hasTable("event_outbox") }
 
     /// Whether any pending event is due by `now` (Unix milliseconds): a read, so an idle worker does
     /// not take SQLite's writer to find nothing.

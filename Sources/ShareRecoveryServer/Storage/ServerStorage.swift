@@ -134,6 +134,16 @@ extension ServerStorage {
     /// Locks the selected row until the transaction ends on PostgreSQL; SQLite's `BEGIN IMMEDIATE`
     /// already holds the whole database. Shared by the storage files of every concern.
     var forUpdate: String { dialect == .postgres ? " FOR UPDATE" : "" }
+
+    /// Whether the database has the table `name`: a database of a server that predates the migration
+    /// creating it has not. The commands that read one concern's tables ask before reading.
+    func hasTable(_ name: String) async throws -> Bool {
+        let sql =
+            dialect == .sqlite
+            ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?"
+            : "SELECT table_name FROM information_schema.tables WHERE table_name = ? AND table_schema = current_schema()"
+        return try await read { transaction in !(try await transaction.query(sql, .text(name))).isEmpty }
+    }
 }
 
 /// Outcome of a single-use write (a cipherText write, a session confirm): shared by those storage files.
