@@ -151,6 +151,9 @@ public struct ServerConfiguration: Sendable {
     public var maximumBodySize: Int
     /// OTP rate limits.
     public var rateLimits: RateLimits
+    /// The proxies whose forwarding header names the client the per-address limits count against
+    /// (default none: the TCP peer is the client, and forwarding headers are ignored).
+    public var trustedProxies: TrustedProxies
     /// How many devices a wallet may have, counting the one that created or recovered it (default 8,
     /// at least 1): adding one more is refused with `deviceLimitReached` (docs/devices.md).
     public var maximumDevicesPerWallet: Int
@@ -203,6 +206,7 @@ public struct ServerConfiguration: Sendable {
         self.idempotencyLeaseSeconds = 60
         self.maximumBodySize = Self.defaultMaximumBodySize
         self.rateLimits = rateLimits
+        self.trustedProxies = TrustedProxies()
         self.maximumDevicesPerWallet = 8
         self.metricsToken = nil
         self.events = nil

@@ -37,7 +37,7 @@ extension ServerRoutes {
             expiresAt: expiresAt)
         guard
             try await state.storage.createFlow(
-                flow, address: context.remoteAddress, limits: state.configuration.rateLimits, now: now)
+                flow, address: clientAddress(request, context), limits: state.configuration.rateLimits, now: now)
         else {
             let limits = state.configuration.rateLimits
             throw Self.rateLimited([limits.flowCreationPerIdentifier, limits.flowCreationPerAddress], now: now)
@@ -72,7 +72,7 @@ extension ServerRoutes {
         let expected = codeHash(flowId: flowId, code: SecureBytes(copying: Array(text.utf8)))
         let now = state.now
         let outcome = try await state.storage.verifyFlow(
-            id: flowId, address: context.remoteAddress, limits: state.configuration.rateLimits,
+            id: flowId, address: clientAddress(request, context), limits: state.configuration.rateLimits,
             maximumWrongAttempts: ServerState.maximumWrongAttempts,
             tokenLifetime: Int64(state.configuration.tokenLifetimeSeconds),
             origin: AuditOrigin(requestId: context.requestId, at: now)

@@ -30,6 +30,12 @@ struct ServerRoutes: Sendable {
         AuditOrigin(requestId: context.requestId, at: state.now)
     }
 
+    /// The client's address, which the per-address limits count against: the TCP peer, or, from a
+    /// trusted proxy, the hop its header names (TrustedProxies.swift).
+    func clientAddress(_ request: Request, _ context: ServerRequestContext) -> String {
+        state.configuration.trustedProxies.clientAddress(peer: context.remoteAddress, headers: request.headers)
+    }
+
     // MARK: Credentials
 
     /// The bearer token, verified, for `userId` and one of `purposes` (any purpose when `nil`).

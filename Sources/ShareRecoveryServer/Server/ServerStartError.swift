@@ -22,6 +22,9 @@ public struct ServerStartError: Error, Sendable, Equatable, CustomStringConverti
         /// A configuration value that cannot be used: a missing or malformed master key or webhook
         /// secret, a PostgreSQL URL that does not parse; the reason names which (never a secret).
         case invalidConfiguration
+        /// A `--trusted-proxy` network that is not an IPv4 or IPv6 network in CIDR notation (or is a /0,
+        /// which would let every client choose its address).
+        case invalidTrustedProxy
         /// The server stopped before it listened (a failure during start-up that the log names).
         case stoppedBeforeListening
     }

@@ -16,6 +16,8 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --metrics-token-file metrics.token",
                 "share-recovery serve --otp-address-limit-scale 100",
+                "share-recovery serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8 --trusted-proxy fd00::/8",
+                "share-recovery serve --trusted-proxy 192.0.2.10 --trusted-proxy-header forwarded",
                 "share-recovery serve --webhook-base https://integrator.example/hooks --webhook-timeout 30",
                 "share-recovery serve --events-url https://integrator.example/events --events-secret-file events.secrets",
             ]))
@@ -48,6 +50,18 @@ struct ServeCommand: AsyncParsableCommand {
                 "For a front proxy through which many users reach the server from one address, or a test rig; the per-identifier limits stay."
         ))
     var otpAddressLimitScale = 1
+    @Option(
+        help: ArgumentHelp(
+            "A network of the proxies in front of this server (CIDR: 10.0.0.0/8, fd00::/8; a bare address is one host), repeatable.",
+            discussion:
+                "From a peer in one of them, the client is the rightmost untrusted hop of the header --trusted-proxy-header names, and the per-address limits count that client; without this option forwarding headers are ignored (docs/server.md, \"Behind a proxy\")."
+        ))
+    var trustedProxy: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "The header the trusted proxies append the client to: x-forwarded-for (default) or forwarded (RFC 7239 for=).",
+            discussion: "Only this header is read: the other one would come from the client as it wrote it."))
+    var trustedProxyHeader = TrustedProxies.Header.xForwardedFor
     @Option(help: "Seconds a recovery waits for the integrator's /backup/fetch webhook before answering 502, 1 to 600.")
     var webhookTimeout = 10
     @Option(
@@ -95,6 +109,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
         configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
         configuration.webhookTimeoutSeconds = webhookTimeout
+        var networks: [IPNetwork] = []
+        for cidr in trustedProxy {
+            do { networks.append(try IPNetwork(cidr: cidr)) } catch {
+                throw CLIError.usage(error)
+            }
+        }
+        configuration.trustedProxies = TrustedProxies(networks: networks, header: trustedProxyHeader)
         if let eventsUrl, let eventsSecretFile {
             configuration.events = EventsConfiguration(
                 url: eventsUrl, secretFile: eventsSecretFile, maximumAttempts: eventsMaxAttempts)

@@ -83,6 +83,8 @@ enum ErrorHints {
         "rateLimited": "too many attempts in a short time: wait, then try again.",
         "walletEjected":
             "this wallet was ejected (docs/eject.md): its full private key was exported and the server no longer signs for it; import that key (`eject --out` wrote it) into the wallet you moved to and sign there.",
+        "invalidTrustedProxy":
+            "give --trusted-proxy the network of the proxies in front of this server in CIDR notation, e.g. 10.0.0.0/8, 192.0.2.10/32 or fd00::/8 (a bare address is one host), once per network; the address of the proxy itself, never of its clients.",
         "databaseNotMigrated":
             "start `share-recovery serve --database` with the same database once, with this release (it applies its migrations at start; stop it with Ctrl-C once it prints {\"listening\": …}), then run this command again.",
         "operationInProgress":
