@@ -111,6 +111,9 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Where state lives.
     public var database: Database
+    /// With PostgreSQL: the pool, timeouts, password, TLS and whether to migrate at start (an SQLite
+    /// database is always migrated at start).
+    public var postgres: PostgresSettings
     /// The 32-byte master key that encrypts the custodian's secrets at rest and keys tokens and code hashes.
     /// `nil`: the ``masterKeyEnvironmentVariable`` when set, else (SQLite only) the demo file
     /// `<database path>.master-key`, generated on first start with mode 0600.
@@ -193,6 +196,7 @@ public struct ServerConfiguration: Sendable {
         self.host = host
         self.port = port
         self.database = database
+        self.postgres = PostgresSettings()
         self.masterKey = masterKey
         self.webhookSecret = webhookSecret
         self.webhookBase = webhookBase

@@ -56,7 +56,9 @@ public func makeServerApplication(
         }
         masterKeySource = master
         webhookSecretSource = secret
-        storage = PostgresStorage(location: location, logger: configuration.logger)
+        storage = PostgresStorage(
+            location: try configuration.postgres.applied(to: location), settings: configuration.postgres,
+            logger: configuration.logger)
     }
     do {
         let keys = try DerivedKeys(masterKey: try SecretLoading.masterKey(masterKeySource))
@@ -68,7 +70,7 @@ public func makeServerApplication(
             try EventDelivery.validate(events)
             return try StandardWebhooksSigner(secretFile: events.secretFile)
         }
-        try await storage.migrate()
+        try await openSchema(storage, configuration: configuration)
         let sealer = AtRestSealer(key: keys.atRest)
         let custodianKey = try await ServerState.loadCustodianKey(
             storage: storage, sealer: sealer, now: configuration.clock.now)
@@ -112,6 +114,31 @@ public func makeServerApplication(
     } catch {
         await storage.close()
         throw error
+    }
+}
+
+/// Migrates SQLite, and PostgreSQL when ``PostgresSettings/migrateAtStart`` says so; otherwise refuses a
+/// PostgreSQL database that lacks a migration of this build, and starts on one a newer release migrated.
+private func openSchema(_ storage: any ServerStorage, configuration: ServerConfiguration) async throws {
+    guard let postgres = storage as? PostgresStorage, !configuration.postgres.migrateAtStart else {
+        try await storage.migrate()
+        return
+    }
+    switch try await postgres.schemaState() {
+    case .current: break
+    case .newer(let versions):
+        configuration.logger.notice(
+            "the database has migrations of a newer release; this release runs on it",
+            metadata: ["versions": "\(versions)"])
+    case .behind(let missing):
+        let what =
+            missing == Migrations.all.count
+            ? "has none of this build's \(missing) migrations (it was never migrated)"
+            : "lacks \(missing) of this build's \(Migrations.all.count) migrations (its last migration was by an older release)"
+        throw ServerStartError(
+            .databaseNotMigrated,
+            "the PostgreSQL database \(what): run `share-recovery migrate --database …` with this release first, or start `serve` with --migrate"
+        )
     }
 }
 

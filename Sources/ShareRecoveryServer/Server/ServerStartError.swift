@@ -16,9 +16,14 @@ public struct ServerStartError: Error, Sendable, Equatable, CustomStringConverti
         case addressUnavailable
         /// The database cannot be opened or created, or (PostgreSQL) cannot be reached or logged in to.
         case databaseUnavailable
-        /// The database predates a migration a command needs (its server is older than this tool):
-        /// starting this release's server on it once migrates it.
+        /// The database lacks a migration this build needs (it is empty, or its server is older than
+        /// this tool): `share-recovery migrate` applies them (on SQLite, starting `serve` once does too).
         case databaseNotMigrated
+        /// The database has migrations of a newer release: `share-recovery migrate` of this build
+        /// changes nothing on it (the newer release's does).
+        case schemaNewerThanBuild
+        /// Another process held the migration lock beyond the lock timeout.
+        case migrationInProgress
         /// A configuration value that cannot be used: a missing or malformed master key or webhook
         /// secret, a PostgreSQL URL that does not parse; the reason names which (never a secret).
         case invalidConfiguration

@@ -9,11 +9,13 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).",
         discussion: helpText(
-            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET). Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM. Probes: GET /health (liveness), GET /ready (200 once the database answers and is migrated, else 503). With --metrics-token-file, GET /metrics serves Prometheus text to a scraper sending that token as a bearer token (docs/server.md, \"Operations\"). A W3C traceparent header is accepted and passed on to the webhook calls a request makes; a build with `--traits OTLP` exports the spans over OTLP/HTTP as the OTEL_* variables say (docs/server.md, \"Tracing\").",
+            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET), the password by --database-password-file or $SHARE_RECOVERY_DATABASE_PASSWORD, and migrate the database first (`share-recovery migrate`) or pass --migrate. Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM. Probes: GET /health (liveness), GET /ready (200 once the database answers and is migrated, else 503). With --metrics-token-file, GET /metrics serves Prometheus text to a scraper sending that token as a bearer token (docs/server.md, \"Operations\"). A W3C traceparent header is accepted and passed on to the webhook calls a request makes; a build with `--traits OTLP` exports the spans over OTLP/HTTP as the OTEL_* variables say (docs/server.md, \"Tracing\").",
             examples: [
                 "share-recovery serve",
                 "share-recovery serve --port 0 --database /tmp/sr/server.sqlite",
-                "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --master-key-file master.key --webhook-secret-file webhook.secret",
+                "share-recovery serve --database postgres://recovery@db.internal:5432/recovery --database-password-file db.password --database-tls verify-full --database-ca-file db-ca.pem --master-key-file master.key --webhook-secret-file webhook.secret",
+                "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --migrate --master-key-file master.key --webhook-secret-file webhook.secret",
+                "share-recovery serve --database postgres://recovery@127.0.0.1/recovery --database-pool-size 16 --database-statement-timeout 15 --database-lock-timeout 5 --database-idle-in-transaction-timeout 30 --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --metrics-token-file metrics.token",
                 "share-recovery serve --otp-address-limit-scale 100",
                 "share-recovery serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8 --trusted-proxy fd00::/8",
@@ -24,8 +26,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
     @Option(help: "TCP port (0: any free port; the bound port is printed).") var port = 8080
-    @Option(help: "An SQLite file path (default) or a postgres://user:pass@host:port/db URL.")
-    var database = "share-recovery.sqlite"
+    @OptionGroup var database: ServerDatabaseOptions
+    @Flag(
+        help: ArgumentHelp(
+            "PostgreSQL: apply this release's missing migrations at start, one process at a time (SQLite always does).",
+            discussion:
+                "Without it, serve refuses a PostgreSQL database that lacks a migration (databaseNotMigrated): run `share-recovery migrate` first, as a deploy step of its own."
+        ))
+    var migrate = false
     @Option(
         help:
             "File with the 64-hex-digit master key (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file)."
@@ -102,10 +110,12 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         var configuration = ServerConfiguration(
             host: host, port: port,
-            database: Self.database(database),
+            database: database.location,
             masterKey: masterKeyFile.map { .file(path: $0) }, webhookSecret: webhookSecretFile.map { .file(path: $0) },
             webhookBase: webhookBase,
             otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
+        configuration.postgres = try database.settings()
+        configuration.postgres.migrateAtStart = migrate
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
         configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
         configuration.webhookTimeoutSeconds = webhookTimeout

@@ -26,6 +26,7 @@ extension Curve: ExpressibleByArgument {
 }
 
 extension TrustedProxies.Header: ExpressibleByArgument {}
+extension PostgresSettings.TLSMode: ExpressibleByArgument {}
 
 /// Argon2id parameters for new password and recovery-code backups.
 struct KDFOptions: ParsableArguments {

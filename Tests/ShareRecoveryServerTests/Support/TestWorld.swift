@@ -171,6 +171,8 @@ final class TestWorld: Sendable {
                 host: "127.0.0.1", port: 0, database: database, masterKey: .value(masterKey),
                 webhookSecret: .value(SecureBytes(copying: Array(secret.utf8))), otpSender: otp, logger: logger)
             configuration.clock = clock.clock
+            // Each test's schema is new: its servers migrate it, as `serve --migrate` would.
+            configuration.postgres.migrateAtStart = true
             configure(&configuration)
             servers.append(try await RunningServer.start(configuration))
         }
