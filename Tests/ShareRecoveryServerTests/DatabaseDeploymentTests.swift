@@ -225,6 +225,38 @@ struct DatabaseDeploymentTests {
         }
     }
 
+    @Test("TLS: require verifies the chain, verify-full the host name too")
+    func tls() async throws {
+        let url = try TestBackend.postgresURLOrSkip()
+        // .ci/postgres.sh's cluster serves TLS with a certificate for localhost, signed by this CA.
+        guard let ca = ProcessInfo.processInfo.environment["SHARE_RECOVERY_TEST_POSTGRES_CA"] else {
+            let skipped: Comment =
+                "TLS tests SKIPPED: SHARE_RECOVERY_TEST_POSTGRES_CA is not set (.ci/postgres.sh sets it)"
+            Issue.record(skipped, severity: .warning)
+            try Test.cancel(skipped)
+        }
+        func migrate(host: String, _ mode: PostgresSettings.TLSMode, caFile: String?) async -> ServerStartError.Code? {
+            var settings = PostgresSettings()
+            settings.tls = mode
+            settings.caFile = caFile
+            let schema = "tls_" + Hex.encode(SystemRandom().bytes(count: 8))
+            let database = url.replacingOccurrences(of: "@127.0.0.1:", with: "@\(host):") + "&schema=" + schema
+            do {
+                _ = try await migrateDatabase(.postgres(url: database), postgres: settings, logger: Self.quiet)
+                return nil
+            } catch {
+                return (error as? ServerStartError)?.code ?? .stoppedBeforeListening
+            }
+        }
+        #expect(url.contains("@127.0.0.1:") && url.contains("sslmode=disable"))
+        #expect(await migrate(host: "localhost", .verifyFull, caFile: ca) == nil)
+        #expect(await migrate(host: "127.0.0.1", .require, caFile: ca) == nil)
+        // The certificate names localhost, not 127.0.0.1; and the system's roots do not hold the test CA.
+        #expect(await migrate(host: "127.0.0.1", .verifyFull, caFile: ca) == .databaseUnavailable)
+        #expect(await migrate(host: "localhost", .require, caFile: nil) == .databaseUnavailable)
+        #expect(await migrate(host: "localhost", .verifyFull, caFile: nil) == .databaseUnavailable)
+    }
+
     @Test("migrate on SQLite: everything once, then nothing; a newer schema is refused")
     func migrateSQLite() async throws {
         let directory = TestWorld.makeDirectory()
