@@ -3,12 +3,14 @@ import ShareCrypto
 import ShareRecovery
 import Testing
 
+@testable import ShareRecoveryServer
+
 /// `share-recovery migrate` as a deploy step, `serve` refusing an unmigrated PostgreSQL (and starting
 /// with `--migrate`), the password from a file, and the database options' usage errors.
 @Suite("CLI migrate")
 struct MigrateCLITests {
-    @Test("migrate on SQLite applies every migration once, then reports the database current")
-    func sqlite() throws {
+    @Test("migrate on SQLite applies every migration once, reports the database current, refuses a newer one")
+    func sqlite() async throws {
         let directory = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try CLIRunner.run("share-recovery", ["migrate", "--database", "server.sqlite"], in: directory)
@@ -18,6 +20,20 @@ struct MigrateCLITests {
         let again = try CLIRunner.run("share-recovery", ["migrate", "--database", "server.sqlite"], in: directory)
         #expect(again.status == 0 && again.stderr.contains("the database is current"), "\(again.stderr)")
         #expect(try StrictJSON.parse(again.stdout)["applied"] == .number("0"))
+
+        // A newer release's migration: refused, with what to do, and nothing changed.
+        let storage = try SQLiteStorage(path: directory.appendingPathComponent("server.sqlite").path)
+        let newer = Int64(Migrations.all.count + 1)
+        _ = try await storage.transaction {
+            try await $0.query("INSERT INTO schema_migrations (version) VALUES (?)", .integer(newer))
+        }
+        await storage.close()
+        let refused = try CLIRunner.run("share-recovery", ["migrate", "--database", "server.sqlite"], in: directory)
+        #expect(refused.status == 1 && refused.stdout.isEmpty, "\(refused.stderr)")
+        #expect(
+            refused.stderr.hasPrefix("error: schemaNewerThanBuild: the database has migration(s) \(newer) ")
+                && refused.stderr.contains("\nhint: this database was migrated by a newer release"), "\(refused.stderr)"
+        )
     }
 
     @Test(
