@@ -129,17 +129,24 @@ struct DatabaseDeploymentTests {
         settings.lockTimeoutSeconds = 1
         try await Self.withFreshPostgres(settings) { url, storage in
             let holder = PostgresStorage(location: try PostgresLocation(url: url), logger: Self.quiet)
+            // The holder keeps the lock from the moment it says so until the migration has given up.
+            let (locked, lockTaken) = AsyncStream<Void>.makeStream()
+            let (release, released) = AsyncStream<Void>.makeStream()
             let held = Task {
+                // Whatever happens, the wait below ends.
+                defer { lockTaken.finish() }
                 try await holder.transaction { transaction in
                     try await transaction.lock(PostgresStorage.migrationLock)
-                    try await transaction.query("SELECT pg_sleep(3)")
+                    lockTaken.yield()
+                    for await _ in release { break }
                 }
             }
-            try await Task.sleep(for: .milliseconds(500))
+            for await _ in locked { break }
             await #expect(throws: ServerStartError(.migrationInProgress, "")) {
                 _ = try await storage.migrate(refusingNewer: true)
             }
-            _ = try await held.value
+            released.yield()
+            try await held.value
             // Released: the same call now applies every migration, once.
             #expect(try await storage.migrate(refusingNewer: true) == Migrations.all.count)
             #expect(try await storage.migrate(refusingNewer: true) == 0)
