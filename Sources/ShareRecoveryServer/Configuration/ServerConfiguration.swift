@@ -169,8 +169,14 @@ public struct ServerConfiguration: Sendable {
     public var events: EventsConfiguration?
     /// The server's logger.
     public var logger: Logger
-    /// The clock (tests move it to expire flows and tokens).
+    /// This process's clock, which decides on SQLite only (tests move it to expire flows and tokens, or
+    /// skew it to show that on PostgreSQL it decides nothing).
     package var clock: ServerClock
+    /// Seconds added to PostgreSQL's clock, read at each use: 0, except in tests, which move the
+    /// database's time with it as they move ``clock``.
+    package var databaseClockOffset: @Sendable () -> Int64
+    /// About one flow creation in this many purges what has expired (16; tests purge on every one).
+    package var flowCreationsPerPurge: Int
 
     /// Creates a configuration; every parameter has the demo default.
     /// - Parameters:
@@ -217,5 +223,7 @@ public struct ServerConfiguration: Sendable {
         self.shutdownGraceSeconds = 30
         self.logger = logger
         self.clock = .system
+        self.databaseClockOffset = { 0 }
+        self.flowCreationsPerPurge = 16
     }
 }

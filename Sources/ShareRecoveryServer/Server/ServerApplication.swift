@@ -73,7 +73,9 @@ public func makeServerApplication(
         try await openSchema(storage, configuration: configuration)
         let sealer = AtRestSealer(key: keys.atRest)
         let custodianKey = try await ServerState.loadCustodianKey(
-            storage: storage, sealer: sealer, now: configuration.clock.now)
+            storage: storage, sealer: sealer,
+            now: storage.currentTime(
+                processClock: configuration.clock, databaseOffset: configuration.databaseClockOffset()))
         let state = ServerState(
             configuration: configuration, storage: storage, keys: keys, webhookSecret: webhookSecret,
             otpSender: configuration.otpSender ?? FileOTPSender(path: "share-recovery-otp.jsonl"),
@@ -83,6 +85,7 @@ public func makeServerApplication(
         // First: its span covers every other middleware, and the webhook calls a route makes are its children.
         router.add(middleware: RequestTracingMiddleware())
         router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: RequestTimeMiddleware())
         // Outside the error middleware: a request is counted with the status its client got.
         router.add(middleware: RequestMetricsMiddleware(metrics: state.metrics))
         router.add(middleware: ErrorMiddleware(logger: configuration.logger))

@@ -47,7 +47,16 @@ final class ServerState: Sendable {
         resolvedWebhookBase = Locked(configuration.webhookBase.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     }
 
-    var now: Int64 { configuration.clock.now }
+    /// Seconds since the Unix epoch by the clock that decides (ServerStorage+Clock.swift): PostgreSQL's on
+    /// PostgreSQL, never this process's; within a request, one reading for all of it (``RequestTime``).
+    func now() async throws -> Int64 {
+        let read = { [storage, configuration] in
+            try await storage.currentTime(
+                processClock: configuration.clock, databaseOffset: configuration.databaseClockOffset())
+        }
+        guard let time = RequestTime.current else { return try await read() }
+        return try await time.value(read)
+    }
 
     /// The configured webhook base, or this server's own `/webhook` once the port is known.
     var webhookBase: String {
