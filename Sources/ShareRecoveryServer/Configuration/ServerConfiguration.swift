@@ -150,6 +150,11 @@ public struct ServerConfiguration: Sendable {
     /// How long a SIGTERM or SIGINT waits for requests in flight before cancelling them, in seconds
     /// (default 30; `runServer`). New connections are refused from the signal on.
     public var shutdownGraceSeconds: Int
+    /// How long a SIGTERM or SIGINT lets `GET /ready` answer 503, with everything else still served,
+    /// before the listener closes, in seconds (default 2, 0 to 60; `runServer`): time for a load
+    /// balancer's readiness probe to take the process out of rotation. It counts into
+    /// ``shutdownGraceSeconds``.
+    public var drainSeconds: Int
     /// Largest accepted request body in bytes (413 beyond).
     public var maximumBodySize: Int
     /// OTP rate limits.
@@ -221,6 +226,7 @@ public struct ServerConfiguration: Sendable {
         self.metricsToken = nil
         self.events = nil
         self.shutdownGraceSeconds = 30
+        self.drainSeconds = 2
         self.logger = logger
         self.clock = .system
         self.databaseClockOffset = { 0 }

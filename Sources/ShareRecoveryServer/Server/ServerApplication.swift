@@ -21,6 +21,13 @@ public typealias ShareRecoveryServerApplication = Application<RouterResponder<Se
 public func makeServerApplication(
     _ configuration: ServerConfiguration, onStarted: @escaping @Sendable (Int) -> Void = { _ in }
 ) async throws -> ShareRecoveryServerApplication {
+    try await makeServerApplication(configuration, drain: ServerDrain(), onStarted: onStarted)
+}
+
+/// ``makeServerApplication(_:onStarted:)`` whose `/ready` fails once `drain` begins.
+func makeServerApplication(
+    _ configuration: ServerConfiguration, drain: ServerDrain, onStarted: @escaping @Sendable (Int) -> Void
+) async throws -> ShareRecoveryServerApplication {
     let masterKeySource: ServerConfiguration.SecretSource
     let webhookSecretSource: ServerConfiguration.SecretSource
     let storage: any ServerStorage
@@ -79,7 +86,7 @@ public func makeServerApplication(
         let state = ServerState(
             configuration: configuration, storage: storage, keys: keys, webhookSecret: webhookSecret,
             otpSender: configuration.otpSender ?? FileOTPSender(path: "share-recovery-otp.jsonl"),
-            custodianKey: custodianKey, metricsToken: metricsToken)
+            custodianKey: custodianKey, metricsToken: metricsToken, drain: drain)
 
         let router = Router(context: ServerRequestContext.self)
         // First: its span covers every other middleware, and the webhook calls a route makes are its children.
@@ -145,7 +152,8 @@ private func openSchema(_ storage: any ServerStorage, configuration: ServerConfi
     }
 }
 
-/// Runs the reference server until SIGINT or SIGTERM, then shuts down gracefully within
+/// Runs the reference server until SIGINT or SIGTERM, then drains for ``ServerConfiguration/drainSeconds``
+/// (`/ready` answers 503, everything else still serves) and shuts down gracefully within
 /// ``ServerConfiguration/shutdownGraceSeconds``.
 /// - Parameters:
 ///   - configuration: The server's configuration.
@@ -157,12 +165,19 @@ public func runServer(
     _ configuration: ServerConfiguration, services: [any Service] = [],
     onStarted: @escaping @Sendable (Int) -> Void = { _ in }
 ) async throws {
-    let application = try await makeServerApplication(configuration, onStarted: onStarted)
-    // SIGTERM or SIGINT: stop accepting, let requests in flight finish (each is one step of a session,
-    // whose state is already in the database between steps), then close the database. A request
-    // still running at the deadline is cancelled, so a stuck client cannot hold a deploy hostage.
+    guard (0...60).contains(configuration.drainSeconds) else {
+        throw ServerStartError(.invalidConfiguration, "drainSeconds (serve --drain-seconds) must be 0 to 60")
+    }
+    let drain = ServerDrain()
+    let application = try await makeServerApplication(configuration, drain: drain, onStarted: onStarted)
+    // SIGTERM or SIGINT: fail /ready for the drain (DrainService, last so that it stops first), then stop
+    // accepting, let requests in flight finish (each is one step of a session, whose state is already in
+    // the database between steps), then close the database. A request still running at the deadline is
+    // cancelled, so a stuck client cannot hold a deploy hostage.
     var group = ServiceGroupConfiguration(
-        services: services + [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger)
+        services: services + [
+            application, DrainService(drain: drain, seconds: configuration.drainSeconds, logger: configuration.logger),
+        ], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger)
     group.maximumGracefulShutdownDuration = .seconds(configuration.shutdownGraceSeconds)
     group.maximumCancellationDuration = .seconds(5)
     do {

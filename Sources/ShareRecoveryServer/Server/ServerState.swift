@@ -21,6 +21,8 @@ final class ServerState: Sendable {
     /// The scraper's bearer token; `nil`: `/metrics` is off.
     let metricsToken: SecureBytes?
     private let resolvedWebhookBase: Locked<String?>
+    /// Begun by SIGTERM in `runServer`: `/ready` then answers 503 (ServerDrain.swift).
+    let drain: ServerDrain
 
     /// Five wrong codes end a flow.
     static let maximumWrongAttempts = 5
@@ -29,8 +31,9 @@ final class ServerState: Sendable {
     init(
         configuration: ServerConfiguration, storage: any ServerStorage, keys: DerivedKeys, webhookSecret: SecureBytes,
         otpSender: any OTPSender, custodianKey: SealingKeyPair, metrics: ServerMetrics = ServerMetrics(),
-        metricsToken: SecureBytes? = nil
+        metricsToken: SecureBytes? = nil, drain: ServerDrain = ServerDrain()
     ) {
+        self.drain = drain
         self.configuration = configuration
         self.storage = MeteredStorage(base: storage, metrics: metrics)
         self.metrics = metrics
