@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL cluster on 127.0.0.1 for the server tests and prints the variables to use:
 #
-#   eval "$(.ci/postgres.sh)"            # start; exports SHARE_RECOVERY_TEST_POSTGRES_URL and ..._DIR
+#   eval "$(.ci/postgres.sh)"            # start; exports SHARE_RECOVERY_TEST_POSTGRES_URL, ..._DIR and ..._CA
 #   swift test --filter ShareRecoveryServerTests
 #   .ci/postgres.sh stop "$SHARE_RECOVERY_TEST_POSTGRES_DIR"
 #
@@ -87,10 +87,32 @@ log "initdb in $dir/data"
 as_owner "$bin/initdb" -D "$dir/data" -U postgres --pwfile="$dir/pwfile" --auth=scram-sha-256 --no-sync -E UTF8 >/dev/null
 rm -f "$dir/pwfile"
 
+# TLS for the tests of `--database-tls` (DatabaseDeploymentTests): a throwaway CA signs a certificate for
+# localhost (not for 127.0.0.1, so that verify-full can be seen refusing a name the certificate lacks). The
+# tests' URL keeps sslmode=disable; without openssl the cluster has no TLS and those tests are skipped.
+tls=""
+if command -v openssl >/dev/null 2>&1; then
+    key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out "$1" 2>/dev/null; }
+    key "$dir/ca.key" && key "$dir/data/server.key" &&
+        openssl req -x509 -new -key "$dir/ca.key" -subj "/CN=share-recovery test CA" -days 2 -out "$dir/ca.pem" 2>/dev/null &&
+        openssl req -new -key "$dir/data/server.key" -subj "/CN=localhost" 2>/dev/null |
+        openssl x509 -req -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 \
+            -extfile <(printf 'subjectAltName=DNS:localhost\n') -out "$dir/data/server.crt" 2>/dev/null &&
+        tls="-c ssl=on"
+    rm -f "$dir/ca.key" "$dir/ca.srl"
+    if [ -n "$tls" ]; then
+        chmod 600 "$dir/data/server.key"
+        if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir/data/server.key" "$dir/data/server.crt"; fi
+        chmod 644 "$dir/ca.pem"
+    else
+        log "openssl failed: the cluster runs without TLS"
+    fi
+fi
+
 port="$(free_port)"
 log "starting on 127.0.0.1:$port"
 as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=300 $durability" >&2
+    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=300 $durability $tls" >&2
 
 PGPASSWORD="$password" "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 -q \
     -c "CREATE DATABASE share_recovery_test" >&2
@@ -99,3 +121,4 @@ url="postgres://postgres:$password@127.0.0.1:$port/share_recovery_test?sslmode=d
 log "ready: ${url/:$password@/:***@}"
 echo "export SHARE_RECOVERY_TEST_POSTGRES_URL='$url'"
 echo "export SHARE_RECOVERY_TEST_POSTGRES_DIR='$dir'"
+if [ -n "$tls" ]; then echo "export SHARE_RECOVERY_TEST_POSTGRES_CA='$dir/ca.pem'"; fi

@@ -52,16 +52,17 @@ struct ServerProcess {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try binary())
-        process.arguments = [
-            "serve", "--port", "0", "--database", database, "--master-key-file", files.masterKey,
-            "--webhook-secret-file", files.webhookSecret, "--otp-file", files.otp,
-            // Every request of the load comes from 127.0.0.1: the per-address limits are scaled as for a
-            // front proxy; the per-identifier ones (each bench user makes at most two flows) stay.
-            "--otp-address-limit-scale", "1000",
-            // Under a sanitizer (the test suite's quick run) the server's call to its own webhook can wait
-            // behind the whole load; a webhook timeout is not what the bench measures.
-            "--webhook-timeout", "300",
-        ]
+        process.arguments =
+            [
+                "serve", "--port", "0", "--database", database, "--master-key-file", files.masterKey,
+                "--webhook-secret-file", files.webhookSecret, "--otp-file", files.otp,
+                // Every request of the load comes from 127.0.0.1: the per-address limits are scaled as for a
+                // front proxy; the per-identifier ones (each bench user makes at most two flows) stay.
+                "--otp-address-limit-scale", "1000",
+                // Under a sanitizer (the test suite's quick run) the server's call to its own webhook can wait
+                // behind the whole load; a webhook timeout is not what the bench measures.
+                "--webhook-timeout", "300",
+            ] + (database.hasPrefix("postgres") ? ["--migrate"] : [])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))

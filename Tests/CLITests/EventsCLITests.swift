@@ -55,7 +55,7 @@ struct EventsCLITests {
         #expect(usage.status != 0 && usage.stderr.contains("--all-dead"))
     }
 
-    @Test("on a database older than the events: databaseNotMigrated saying to start serve once, which fixes it")
+    @Test("on a database older than the events: databaseNotMigrated saying to migrate, which fixes it")
     func olderDatabase() async throws {
         let directory = try CLIRunner.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -77,11 +77,12 @@ struct EventsCLITests {
             #expect(refused.status == 1, "\(refused.stderr)")
             #expect(refused.stderr.hasPrefix("error: databaseNotMigrated:"), "\(refused.stderr)")
             #expect(!refused.stderr.contains("no such table"), "\(refused.stderr)")
-            #expect(refused.stderr.contains("hint: start `share-recovery serve --database`"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("hint: run `share-recovery migrate --database`"), "\(refused.stderr)")
         }
-        // What the hint says: the server migrates at start (as here); events begin with it.
+        // What the hint says: `migrate`; events begin with it.
+        let migrate = try CLIRunner.run("share-recovery", ["migrate", "--database", path])
+        #expect(migrate.status == 0 && migrate.stdout.contains(#""applied":1"#), "\(migrate.stderr)")
         let migrated = try SQLiteStorage(path: path)
-        try await migrated.migrate()
         try await migrated.recordAudit(AuditEvent(.deviceAdded, account: "u-1", requestId: "r1", at: 1_764_000_001))
         await migrated.close()
         let listed = try CLIRunner.run("share-recovery", ["events", "list", "--database", path])
@@ -116,6 +117,7 @@ struct EventsCLITests {
             "serve", "--port", "0", "--database", database, "--master-key-file", "master.key",
             "--webhook-secret-file", "webhook.secret", "--otp-file", "otp.jsonl",
             "--events-url", "http://127.0.0.1:\(receiver.port)/events", "--events-secret-file", "events.secrets",
+            "--migrate",
         ]
         // The first server migrates the schema at start; the second finds it migrated.
         let servers = [

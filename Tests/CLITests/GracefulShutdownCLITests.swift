@@ -51,6 +51,50 @@ struct GracefulShutdownCLITests {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// The status of `GET path` on a fresh connection, `nil` when the connection is refused.
+    static func status(port: Int, _ path: String) -> Int? {
+        guard let socket = connect(port: port) else { return nil }
+        defer { close(socket) }
+        send(socket, "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        let answer = readToEnd(socket)
+        guard answer.hasPrefix("HTTP/1.1 ") else { return nil }
+        return Int(answer.dropFirst(9).prefix(3))
+    }
+
+    @Test("SIGTERM fails /ready for the drain while /health still answers, then exits 0", .timeLimit(.minutes(2)))
+    func sigtermDrains() throws {
+        let drain = 3.0
+        let server = try MethodsCLITests.ServerProcess(
+            directory: try CLIRunner.temporaryDirectory(), drainSeconds: Int(drain))
+        let process = server.process
+        let port = try #require(URLComponents(string: server.base)?.port)
+        #expect(Self.status(port: port, "/ready") == 200)
+
+        let signalled = Date()
+        kill(process.processIdentifier, SIGTERM)
+        var ready = Self.status(port: port, "/ready")
+        while ready == 200 && Date().timeIntervalSince(signalled) < 1 {
+            usleep(20_000)
+            ready = Self.status(port: port, "/ready")
+        }
+        #expect(ready == 503, "/ready answered \(String(describing: ready)) after SIGTERM")
+        #expect(Self.status(port: port, "/health") == 200)
+
+        // The listener stays open for the drain, then closes.
+        var refusedAfter: Double?
+        while Date().timeIntervalSince(signalled) < drain + 5 {
+            if Self.status(port: port, "/health") == nil {
+                refusedAfter = Date().timeIntervalSince(signalled)
+                break
+            }
+            usleep(50_000)
+        }
+        let closed = try #require(refusedAfter, "the listener was still open \(drain + 5) s after SIGTERM")
+        #expect(closed >= drain - 0.5, "the listener closed \(closed) s after SIGTERM, before the drain ended")
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+    }
+
     @Test("a request in flight at SIGTERM is answered; new connections are refused; exit 0", .timeLimit(.minutes(2)))
     func sigtermFinishesInFlight() throws {
         let server = try MethodsCLITests.ServerProcess(directory: try CLIRunner.temporaryDirectory())

@@ -13,10 +13,12 @@ struct MethodsCLITests {
 
         init(
             directory: URL,
-            arguments: [String] = ["serve", "--port", "0", "--database", "server.sqlite", "--otp-file", "otp.jsonl"]
+            arguments: [String] = ["serve", "--port", "0", "--database", "server.sqlite", "--otp-file", "otp.jsonl"],
+            drainSeconds: Int = 0
         ) throws {
             process.executableURL = CLIRunner.productsDirectory.appendingPathComponent("share-recovery")
-            process.arguments = arguments
+            // No drain unless a test asks for one: every test's teardown stops its server with SIGTERM.
+            process.arguments = arguments + ["--drain-seconds", String(drainSeconds)]
             process.currentDirectoryURL = directory
             let out = Pipe()
             process.standardOutput = out

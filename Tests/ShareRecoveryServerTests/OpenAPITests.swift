@@ -131,6 +131,49 @@ struct OpenAPITests {
         }
     }
 
+    /// The request body schema of one property of an operation.
+    static func requestProperty(_ method: String, _ path: String, _ name: String) throws -> JSONValue {
+        let spec = OpenAPISpec.shared
+        let operation = spec.root["paths"]?[path]?[method.lowercased()]
+        let body = spec.resolve(spec.resolve(operation?["requestBody"])?["content"]?["application/json"]?["schema"])
+        return try #require(spec.resolve(body?["properties"]?[name]), "\(method) \(path) has no \(name)")
+    }
+
+    @Test("the document declares the shortest sealedShare and backupShare the server accepts")
+    func shortestSealedShares() async throws {
+        let spec = OpenAPISpec.shared
+        let sealedSchema = try Self.requestProperty("POST", "/custodian/wallets", "sealedShare")
+        let backupSchema = try Self.requestProperty("POST", "/webhook/backup", "backupShare")
+        try await TestWorld.with(.sqlite) { world in
+            let keyText = try #require(try await world.send(.GET, "/custodian/key").string("publicKey"))
+            let custodianKey = try #require(Hex.decode(keyText))
+            // The smallest record: a one-character walletId on ed25519 (32-byte points), threshold 2.
+            let signing = try KeyGeneration.generate(curve: .ed25519, walletId: "w", threshold: 2, parties: 2)
+            let sealed = Base64.encode(try SealedBox.seal(try signing[1].binary(), to: custodianKey))
+            let backup = try Fixtures.backupSet(curve: .ed25519, walletId: "w", parties: 2)[1]
+            let share = try CustodianBackupShare(sealing: backup, method: .iCloud, custodianPublicKey: custodianKey)
+                .json
+            for (schema, shortest, field) in [
+                (sealedSchema, sealed, "sealedShare"), (backupSchema, share, "backupShare"),
+            ] {
+                #expect(spec.validate(.string(shortest), schema, at: field).isEmpty, "\(field) of the shortest share")
+                #expect(schema["minLength"] == .number(String(shortest.count)), "\(field): \(shortest.count)")
+                #expect(!spec.validate(.string(""), schema, at: field).isEmpty, "an empty \(field) is schema-valid")
+            }
+            // Both shortest forms are accepted; the empty values the schema now refuses, the server refuses too.
+            for (path, field, accepted) in [
+                ("/custodian/wallets", "sealedShare", sealed), ("/webhook/backup", "backupShare", share),
+            ] {
+                for (value, status) in [(accepted, 204), ("", 400)] {
+                    let response = try await world.send(
+                        .POST, path, json: .object([("clientId", .string("shortest")), (field, .string(value))]),
+                        headers: world.webhookHeaders)
+                    #expect(response.status == status, "\(field) of \(value.count) characters: \(response.text)")
+                }
+            }
+        }
+    }
+
     /// Every byte but the unreserved ones as %XX (RFC 3986 section 2.3).
     static func percentEncoded(_ text: String) -> String {
         text.utf8.map { byte in

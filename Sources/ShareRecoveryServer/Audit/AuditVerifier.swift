@@ -99,7 +99,10 @@ package enum AuditTrail {
             name = path
         case .postgres(let url):
             let location = try PostgresLocation(url: url)
-            storage = PostgresStorage(location: location, logger: logger)
+            // An operator's read of the whole trail is not cut off by the servers' statement timeout.
+            var settings = PostgresSettings()
+            settings.statementTimeoutSeconds = 0
+            storage = PostgresStorage(location: location, settings: settings, logger: logger)
             name = "PostgreSQL at \(location.host):\(location.port)/\(location.database)"
         }
         do {

@@ -7,6 +7,10 @@ package struct PostgresLocation: Sendable, Equatable {
     package var database: String
     package var preferTLS: Bool
     package var requireTLS: Bool
+    /// Whether the certificate must name ``host`` (the chain is always verified when TLS is used).
+    package var verifiesHostname: Bool
+    /// PEM certificate authorities to verify the server against instead of the system's.
+    package var caFile: String?
     /// A schema to create and use instead of `public`.
     package var schema: String?
 
@@ -76,6 +80,8 @@ package struct PostgresLocation: Sendable, Equatable {
         self.database = database
         preferTLS = true
         requireTLS = false
+        verifiesHostname = true
+        caFile = nil
         schema = nil
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

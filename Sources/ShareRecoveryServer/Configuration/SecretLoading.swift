@@ -41,21 +41,39 @@ enum SecretLoading {
     static func webhookSecret(_ source: ServerConfiguration.SecretSource, what: String = "the webhook secret")
         throws(ServerStartError) -> SecureBytes
     {
-        let secret: SecureBytes
-        switch source {
-        case .value(let bytes): secret = bytes
-        case .file(let path): secret = try trimmed(try readFile(path))
-        case .environment(let name):
-            guard let text = environment(name) else {
-                throw ServerStartError(.invalidConfiguration, "the environment variable \(name) is not set")
-            }
-            secret = text
-        case .generatedFile(let path): secret = try trimmed(try generatedFile(path))
-        }
+        let secret = try text(source)
         guard secret.count >= 16 else {
             throw ServerStartError(.invalidConfiguration, "\(what) must be at least 16 bytes")
         }
         return secret
+    }
+
+    /// The database password as the PostgreSQL driver takes it, a `String` (it keeps its own copy for
+    /// the pool's logins, so a wiped buffer here would not shorten its life).
+    /// - Throws: ``ServerStartError/Code/invalidConfiguration`` when the source is missing, empty or not UTF-8.
+    static func databasePassword(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> String {
+        if case .generatedFile = source {
+            throw ServerStartError(.invalidConfiguration, "a database password is never generated: give a file")
+        }
+        let secret = try text(source)
+        guard secret.count > 0, let text = secret.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else {
+            throw ServerStartError(.invalidConfiguration, "the database password is empty or not UTF-8")
+        }
+        return text
+    }
+
+    /// A text secret's bytes: the value, the file's or variable's (one trailing newline dropped from a file).
+    private static func text(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> SecureBytes {
+        switch source {
+        case .value(let bytes): return bytes
+        case .file(let path): return try trimmed(try readFile(path))
+        case .environment(let name):
+            guard let text = environment(name) else {
+                throw ServerStartError(.invalidConfiguration, "the environment variable \(name) is not set")
+            }
+            return text
+        case .generatedFile(let path): return try trimmed(try generatedFile(path))
+        }
     }
 
     /// The environment variable's bytes, or `nil` when unset or empty.

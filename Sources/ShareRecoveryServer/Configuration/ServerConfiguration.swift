@@ -111,6 +111,9 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Where state lives.
     public var database: Database
+    /// With PostgreSQL: the pool, timeouts, password, TLS and whether to migrate at start (an SQLite
+    /// database is always migrated at start).
+    public var postgres: PostgresSettings
     /// The 32-byte master key that encrypts the custodian's secrets at rest and keys tokens and code hashes.
     /// `nil`: the ``masterKeyEnvironmentVariable`` when set, else (SQLite only) the demo file
     /// `<database path>.master-key`, generated on first start with mode 0600.
@@ -147,10 +150,18 @@ public struct ServerConfiguration: Sendable {
     /// How long a SIGTERM or SIGINT waits for requests in flight before cancelling them, in seconds
     /// (default 30; `runServer`). New connections are refused from the signal on.
     public var shutdownGraceSeconds: Int
+    /// How long a SIGTERM or SIGINT lets `GET /ready` answer 503, with everything else still served,
+    /// before the listener closes, in seconds (default 2, 0 to 60; `runServer`): time for a load
+    /// balancer's readiness probe to take the process out of rotation. It counts into
+    /// ``shutdownGraceSeconds``.
+    public var drainSeconds: Int
     /// Largest accepted request body in bytes (413 beyond).
     public var maximumBodySize: Int
     /// OTP rate limits.
     public var rateLimits: RateLimits
+    /// The proxies whose forwarding header names the client the per-address limits count against
+    /// (default none: the TCP peer is the client, and forwarding headers are ignored).
+    public var trustedProxies: TrustedProxies
     /// How many devices a wallet may have, counting the one that created or recovered it (default 8,
     /// at least 1): adding one more is refused with `deviceLimitReached` (docs/devices.md).
     public var maximumDevicesPerWallet: Int
@@ -163,8 +174,14 @@ public struct ServerConfiguration: Sendable {
     public var events: EventsConfiguration?
     /// The server's logger.
     public var logger: Logger
-    /// The clock (tests move it to expire flows and tokens).
+    /// This process's clock, which decides on SQLite only (tests move it to expire flows and tokens, or
+    /// skew it to show that on PostgreSQL it decides nothing).
     package var clock: ServerClock
+    /// Seconds added to PostgreSQL's clock, read at each use: 0, except in tests, which move the
+    /// database's time with it as they move ``clock``.
+    package var databaseClockOffset: @Sendable () -> Int64
+    /// About one flow creation in this many purges what has expired (16; tests purge on every one).
+    package var flowCreationsPerPurge: Int
 
     /// Creates a configuration; every parameter has the demo default.
     /// - Parameters:
@@ -190,6 +207,7 @@ public struct ServerConfiguration: Sendable {
         self.host = host
         self.port = port
         self.database = database
+        self.postgres = PostgresSettings()
         self.masterKey = masterKey
         self.webhookSecret = webhookSecret
         self.webhookBase = webhookBase
@@ -203,11 +221,15 @@ public struct ServerConfiguration: Sendable {
         self.idempotencyLeaseSeconds = 60
         self.maximumBodySize = Self.defaultMaximumBodySize
         self.rateLimits = rateLimits
+        self.trustedProxies = TrustedProxies()
         self.maximumDevicesPerWallet = 8
         self.metricsToken = nil
         self.events = nil
         self.shutdownGraceSeconds = 30
+        self.drainSeconds = 2
         self.logger = logger
         self.clock = .system
+        self.databaseClockOffset = { 0 }
+        self.flowCreationsPerPurge = 16
     }
 }

@@ -159,7 +159,8 @@ struct CustodianSessions: ProtocolSessionKeeping {
         }
         let sealedPending = try state.sealer.seal(
             try finished.pending.serialized(), table: "protocol_sessions", row: [session.id, "pending"])
-        guard try await state.storage.finishSession(id: session.id, sealedPending: sealedPending, now: state.now) else {
+        guard try await state.storage.finishSession(id: session.id, sealedPending: sealedPending, now: state.now())
+        else {
             throw APIError.conflict("the session is already finished")
         }
         let result = finished.result
@@ -192,13 +193,14 @@ struct CustodianSessions: ProtocolSessionKeeping {
                 session.sealedState, table: "protocol_sessions", row: [session.id, "pending"]))
         // Sealed before the transaction; the transaction asks the role whether they may become current.
         let newShares = try pending.signingSetToKeep?.map { try sealedSigningShare($0, clientId: session.clientId) }
-        let retainUntil = state.now + Int64(state.configuration.confirmedSessionRetentionSeconds)
+        let now = try await state.now()
+        let retainUntil = now + Int64(state.configuration.confirmedSessionRetentionSeconds)
         let completed = try Self.event(\.completed, session, origin: origin) {
             $0.setId = newShares?.first?.setId
             $0.generation = newShares?.first?.generation
         }
         let outcome = try await state.storage.confirmSession(
-            id: session.id, newShares: newShares, now: state.now, retainUntil: retainUntil, completed: completed
+            id: session.id, newShares: newShares, now: now, retainUntil: retainUntil, completed: completed
         ) { currentSets in
             _ = try checkingClientInput { try pending.confirm(currentSets: currentSets) }
         }

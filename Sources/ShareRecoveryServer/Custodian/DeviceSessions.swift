@@ -108,11 +108,12 @@ struct DeviceSessions: ProtocolSessionKeeping {
             ("newCommitments", commitments),
         ])
         let setId = custodianShare.setId.hex
+        let now = try await state.now()
         let device = StoredDevice(
             deviceId: deviceId, setId: setId, generation: custodianShare.generation, approvedBy: approvingSetId,
             sealedRecord: try state.sealer.seal(
                 try custodianShare.binary(), table: "wallet_devices", row: [session.clientId, deviceId, setId]),
-            enrolmentJSON: JSONWriter.write(enrolment), createdAt: state.now)
+            enrolmentJSON: JSONWriter.write(enrolment), createdAt: now)
         let added = origin.event(.deviceAdded, account: session.clientId) {
             $0.sessionId = session.id
             $0.walletId = walletId
@@ -123,7 +124,7 @@ struct DeviceSessions: ProtocolSessionKeeping {
         guard
             try await state.storage.completeDeviceAdd(
                 sessionId: session.id, clientId: session.clientId, device: device,
-                maximum: state.configuration.maximumDevicesPerWallet, now: state.now, added: added)
+                maximum: state.configuration.maximumDevicesPerWallet, now: now, added: added)
         else { throw APIError.conflict("this device-add session is finished") }
         return .object([("deviceId", .string(deviceId)), ("setId", .string(setId)), ("newCommitments", commitments)])
     }

@@ -42,13 +42,14 @@ struct ProtocolSessionKeeper: Sendable {
             try await WalletSessions(state: state).refuseEjected(clientId: clientId, walletId: walletId)
         }
         let opening = try await role()
+        let now = try await state.now()
         let record = ProtocolSessionRecord(
             id: sessionId, clientId: clientId, kind: kind, state: .open, publicJSON: JSONWriter.write(opening.binding),
             sealedState: try state.sealer.seal(
                 opening.secret, table: "protocol_sessions", row: [sessionId, kind.sealedStateLabel]),
-            expiresAt: state.now + Int64(state.configuration.sessionLifetimeSeconds))
+            expiresAt: now + Int64(state.configuration.sessionLifetimeSeconds))
         try await state.storage.openProtocolSession(
-            record, oneSessionPerAccount: kind.oneSessionPerAccount, now: state.now, started: started.map { [$0] } ?? []
+            record, oneSessionPerAccount: kind.oneSessionPerAccount, now: now, started: started.map { [$0] } ?? []
         )
         if !kind.startIsAudited {
             for name in kind.metricProtocols { state.metrics.session(name, .started) }

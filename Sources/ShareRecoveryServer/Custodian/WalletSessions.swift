@@ -87,7 +87,7 @@ struct WalletSessions: ProtocolSessionKeeping {
         }
         guard
             try await state.storage.completeDKG(
-                id: session.id, share: sealed, clientId: session.clientId, now: state.now, created: created)
+                id: session.id, share: sealed, clientId: session.clientId, now: state.now(), created: created)
         else {
             throw APIError.conflict("this DKG session is finished")
         }
@@ -176,7 +176,7 @@ struct WalletSessions: ProtocolSessionKeeping {
         }
         guard
             try await state.storage.completeSigning(
-                id: session.id, clientId: session.clientId, setId: setId, now: state.now, released: released)
+                id: session.id, clientId: session.clientId, setId: setId, now: state.now(), released: released)
         else {
             throw APIError(.conflict, APIErrorCode(.nonceReused), "this signing session already signed; open a new one")
         }

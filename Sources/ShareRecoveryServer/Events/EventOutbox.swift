@@ -56,7 +56,7 @@ package enum EventOutbox {
         guard try await storage.hasEventOutbox() else {
             throw ServerStartError(
                 .databaseNotMigrated,
-                "the database has no event_outbox table: its server predates integrator events. Start this release's `share-recovery serve` on it once (it migrates the database at start; its events begin with that start), then run this command again"
+                "the database has no event_outbox table: its server predates integrator events. Run this release's `share-recovery migrate` on it (its events begin with the next server's start), then run this command again"
             )
         }
     }

@@ -27,7 +27,7 @@ extension ServerRoutes {
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(required: ["clientId", "walletId", "setId", "deviceId", "deviceKey"])
         let clientId = try body.identifier("clientId")
-        _ = try token(request, userId: clientId, purposes: [.addDevice])
+        _ = try await token(request, userId: clientId, purposes: [.addDevice])
         let setId = try body.string("setId")
         guard setId.utf8.count == 32, Hex.decode(setId) != nil else {
             throw APIError.badRequest("setId must be 32 lowercase hex digits")
@@ -44,9 +44,9 @@ extension ServerRoutes {
     /// `POST /wallets/device-sessions/{id}/finish` `{"dealing", "deviceSubShare"}` → 200 with the new
     /// device's `deviceId`, `setId` and `newCommitments`.
     func finishDeviceAdd(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        let token = try verifiedToken(request)
+        let token = try await verifiedToken(request)
         let id = try RequestReading.issuedIdentifier(context, "sessionId", what: "session")
-        guard let session = try await state.storage.protocolSession(id: id, kind: .deviceAdd, now: state.now) else {
+        guard let session = try await state.storage.protocolSession(id: id, kind: .deviceAdd, now: state.now()) else {
             throw APIError.notFound("no such session")
         }
         guard token.userId == session.clientId else { throw APIError.forbidden("the token is for another user") }
@@ -65,14 +65,14 @@ extension ServerRoutes {
 
     /// `GET /wallets/devices` → 200 `{"devices", "maximumDevices"}` for the token's user (any wallet purpose).
     func listDevices(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        let token = try token(request, userId: nil, purposes: [.sign, .addDevice, .removeDevice])
+        let token = try await token(request, userId: nil, purposes: [.sign, .addDevice, .removeDevice])
         try await RequestReading.emptyBody(request, limit: limit)
         return JSONResponse.json(try await deviceSessions.list(clientId: token.userId))
     }
 
     /// `GET /wallets/devices/{deviceId}/enrolment` → 200: what the new device combines its share from.
     func deviceEnrolment(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        let token = try token(request, userId: nil, purposes: [.addDevice])
+        let token = try await token(request, userId: nil, purposes: [.addDevice])
         let deviceId = try Self.deviceId(try RequestReading.pathParameter(context, "deviceId"))
         try await RequestReading.emptyBody(request, limit: limit)
         return JSONResponse.json(try await deviceSessions.enrolment(clientId: token.userId, deviceId: deviceId))
@@ -80,7 +80,7 @@ extension ServerRoutes {
 
     /// `DELETE /wallets/devices/{deviceId}` → 204; single use of a `removeDevice` token.
     func removeDevice(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        let token = try token(request, userId: nil, purposes: [.removeDevice])
+        let token = try await token(request, userId: nil, purposes: [.removeDevice])
         let deviceId = try Self.deviceId(try RequestReading.pathParameter(context, "deviceId"))
         try await RequestReading.emptyBody(request, limit: limit)
         try await deviceSessions.remove(

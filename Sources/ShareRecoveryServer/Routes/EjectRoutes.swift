@@ -11,7 +11,7 @@ extension ServerRoutes {
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(required: ["clientId", "walletId", "setId", "clientKey"])
         let clientId = try body.identifier("clientId")
-        let token = try verifiedToken(request)
+        let token = try await verifiedToken(request)
         guard token.userId == clientId else { throw APIError.forbidden("the token is for another user") }
         guard token.purpose == .eject else {
             throw APIError.forbidden(

@@ -28,7 +28,7 @@ extension ServerRoutes {
                 }
                 return purpose
             } ?? .recover
-        let now = state.now
+        let now = try await state.now()
         let flowId = Hex.encode(SystemRandom().bytes(count: 16))
         let code = Self.randomCode()
         let expiresAt = now + Int64(state.configuration.flowLifetimeSeconds)
@@ -37,7 +37,7 @@ extension ServerRoutes {
             expiresAt: expiresAt)
         guard
             try await state.storage.createFlow(
-                flow, address: context.remoteAddress, limits: state.configuration.rateLimits, now: now)
+                flow, address: clientAddress(request, context), limits: state.configuration.rateLimits, now: now)
         else {
             let limits = state.configuration.rateLimits
             throw Self.rateLimited([limits.flowCreationPerIdentifier, limits.flowCreationPerAddress], now: now)
@@ -52,7 +52,9 @@ extension ServerRoutes {
             throw APIError(.badGateway, .sourceFailure, "the one-time code could not be delivered")
         }
         // Housekeeping on about one flow creation in sixteen: cheap, and no process has to own it.
-        if SystemRandom().bytes(count: 1)[0] < 16 { try? await state.storage.purgeExpired(now: now) }
+        if Int(SystemRandom().bytes(count: 1)[0]) * state.configuration.flowCreationsPerPurge < 256 {
+            try? await state.storage.purgeExpired(now: now)
+        }
         return JSONResponse.json(
             .object([("flowId", .string(flowId)), ("expiresAt", .string(RFC3339.format(expiresAt)))]), status: .created)
     }
@@ -70,9 +72,9 @@ extension ServerRoutes {
             throw APIError.badRequest("code must be six digits")
         }
         let expected = codeHash(flowId: flowId, code: SecureBytes(copying: Array(text.utf8)))
-        let now = state.now
+        let now = try await state.now()
         let outcome = try await state.storage.verifyFlow(
-            id: flowId, address: context.remoteAddress, limits: state.configuration.rateLimits,
+            id: flowId, address: clientAddress(request, context), limits: state.configuration.rateLimits,
             maximumWrongAttempts: ServerState.maximumWrongAttempts,
             tokenLifetime: Int64(state.configuration.tokenLifetimeSeconds),
             origin: AuditOrigin(requestId: context.requestId, at: now)

@@ -18,7 +18,7 @@ extension ServerRoutes {
     func putCipherText(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let userId = try RequestReading.pathParameter(context, "userId")
         let method = try RequestReading.backupMethodQuery(request)
-        let token = try token(request, userId: userId, purposes: [.addOrUpdateRecovery])
+        let token = try await token(request, userId: userId, purposes: [.addOrUpdateRecovery])
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(required: ["cipherText"])
         let text = try body.string("cipherText")
@@ -40,7 +40,7 @@ extension ServerRoutes {
     func getCipherText(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let userId = try RequestReading.pathParameter(context, "userId")
         let method = try RequestReading.backupMethodQuery(request)
-        _ = try token(request, userId: userId, purposes: [.recover])
+        _ = try await token(request, userId: userId, purposes: [.recover])
         try await RequestReading.emptyBody(request, limit: limit)
         guard let text = try await state.storage.readCipherText(userId: userId, method: method, origin: origin(context))
         else {
@@ -53,7 +53,7 @@ extension ServerRoutes {
     func deleteCipherText(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let userId = try RequestReading.pathParameter(context, "userId")
         let method = try RequestReading.backupMethodQuery(request)
-        let token = try token(request, userId: userId, purposes: [.deleteRecovery])
+        let token = try await token(request, userId: userId, purposes: [.deleteRecovery])
         try await RequestReading.emptyBody(request, limit: limit)
         switch try await state.storage.deleteCipherText(
             userId: userId, method: method, token: token, origin: origin(context))
@@ -67,7 +67,7 @@ extension ServerRoutes {
     /// `GET /users/{userId}/recovery-methods` — a token of any purpose.
     func recoveryMethods(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let userId = try RequestReading.pathParameter(context, "userId")
-        _ = try token(request, userId: userId, purposes: nil)
+        _ = try await token(request, userId: userId, purposes: nil)
         try await RequestReading.emptyBody(request, limit: limit)
         let methods = try await state.storage.storedMethods(userId: userId)
         return JSONResponse.json(.object([("methods", .array(methods.map { .string($0.apiName) }))]))

@@ -22,8 +22,11 @@ extension ServerRoutes {
 
     /// `GET /ready` → 200 `{"status": "ready"}` when the database answers within
     /// ``readinessTimeout`` and holds every migration this build knows; else 503 `notReady` with
-    /// the reason (the error itself goes to the log only).
+    /// the reason (the error itself goes to the log only). 503 too from SIGTERM on (``ServerDrain``).
     func ready() async throws -> Response {
+        if state.drain.isDraining {
+            throw APIError(.serviceUnavailable, .notReady, "the server is shutting down")
+        }
         let storage = state.storage
         let missing: Result<Int, any Error> = await withTaskGroup(of: Result<Int, any Error>?.self) { group in
             group.addTask {

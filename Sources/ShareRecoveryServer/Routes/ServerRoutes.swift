@@ -26,16 +26,22 @@ struct ServerRoutes: Sendable {
     }
 
     /// The request and time the audit rows of a request carry.
-    func origin(_ context: ServerRequestContext) -> AuditOrigin {
-        AuditOrigin(requestId: context.requestId, at: state.now)
+    func origin(_ context: ServerRequestContext) async throws -> AuditOrigin {
+        AuditOrigin(requestId: context.requestId, at: try await state.now())
+    }
+
+    /// The client's address, which the per-address limits count against: the TCP peer, or, from a
+    /// trusted proxy, the hop its header names (TrustedProxies.swift).
+    func clientAddress(_ request: Request, _ context: ServerRequestContext) -> String {
+        state.configuration.trustedProxies.clientAddress(peer: context.remoteAddress, headers: request.headers)
     }
 
     // MARK: Credentials
 
     /// The bearer token, verified, for `userId` and one of `purposes` (any purpose when `nil`).
     /// - Throws: 401 for a missing, malformed, forged or expired token; 403 for another user or purpose.
-    func token(_ request: Request, userId: String?, purposes: [TokenPurpose]?) throws(APIError) -> Token {
-        let token = try verifiedToken(request)
+    func token(_ request: Request, userId: String?, purposes: [TokenPurpose]?) async throws -> Token {
+        let token = try await verifiedToken(request)
         if let userId, token.userId != userId { throw APIError.forbidden("the token is for another user") }
         if let purposes, !purposes.contains(token.purpose) {
             throw APIError.forbidden("a \(token.purpose.rawValue) token does not allow this request")
@@ -44,11 +50,11 @@ struct ServerRoutes: Sendable {
     }
 
     /// The bearer token, verified but not yet matched to a resource.
-    func verifiedToken(_ request: Request) throws(APIError) -> Token {
+    func verifiedToken(_ request: Request) async throws -> Token {
         guard let credential = Self.bearerCredential(request) else {
             throw APIError.unauthorized("a bearer token is required")
         }
-        return try state.tokens.verify(credential.trimmingSpaces, now: state.now)
+        return try state.tokens.verify(credential.trimmingSpaces, now: try await state.now())
     }
 
     /// What follows `Bearer ` in the request's one `Authorization` header, or `nil` when there is not

@@ -55,7 +55,7 @@ extension ServerRoutes {
 
     /// `POST /recovery/sessions` → 201 with the plan and the custodian's dealings.
     func openSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        let token = try verifiedToken(request)
+        let token = try await verifiedToken(request)
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(
             required: ["clientId", "purpose", "backupMethod", "clientShare", "clientKey"], optional: ["sessionId"])
@@ -115,7 +115,7 @@ extension ServerRoutes {
     func abortSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let session = try await authorisedSession(request, context)
         try await RequestReading.emptyBody(request, limit: limit)
-        let aborted = try CustodianSessions.event(\.aborted, session, origin: origin(context))
+        let aborted = try CustodianSessions.event(\.aborted, session, origin: await origin(context))
         switch try await state.storage.deleteSession(id: session.id, aborted: aborted) {
         case .deleted: return JSONResponse.noContent()
         case .notFound: throw APIError.notFound("no such session")
@@ -127,9 +127,9 @@ extension ServerRoutes {
     private func authorisedSession(_ request: Request, _ context: ServerRequestContext) async throws
         -> ProtocolSessionRecord
     {
-        let token = try verifiedToken(request)
+        let token = try await verifiedToken(request)
         let id = try RequestReading.issuedIdentifier(context, "sessionId", what: "session")
-        guard let session = try await state.storage.protocolSession(id: id, kind: .resharing, now: state.now) else {
+        guard let session = try await state.storage.protocolSession(id: id, kind: .resharing, now: state.now()) else {
             throw APIError.notFound("no such session")
         }
         guard token.userId == session.clientId else { throw APIError.forbidden("the token is for another user") }

@@ -21,7 +21,7 @@ extension ServerRoutes {
 
     /// `POST /wallets/dkg` → 201 with the custodian's broadcast and its sealed sub-share for the device.
     func openDKG(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        let token = try verifiedToken(request)
+        let token = try await verifiedToken(request)
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(required: ["clientId", "walletId", "curve", "threshold", "parties", "round1", "clientKey"])
         let clientId = try body.identifier("clientId")
@@ -67,7 +67,7 @@ extension ServerRoutes {
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(required: ["clientId", "walletId", "mode", "setId"], optional: ["path", "taproot"])
         let clientId = try body.identifier("clientId")
-        _ = try token(request, userId: clientId, purposes: [.sign])
+        _ = try await token(request, userId: clientId, purposes: [.sign])
         guard let mode = SigningMode(rawValue: try body.string("mode")) else {
             throw APIError(.badRequest, APIErrorCode(.invalidParameters), "mode must be bip340 or rfc9591")
         }
@@ -112,9 +112,9 @@ extension ServerRoutes {
     private func authorisedProtocolSession(
         _ request: Request, _ context: ServerRequestContext, _ kind: ProtocolSessionRecord.Kind
     ) async throws -> ProtocolSessionRecord {
-        let token = try verifiedToken(request)
+        let token = try await verifiedToken(request)
         let id = try RequestReading.issuedIdentifier(context, "sessionId", what: "session")
-        guard let session = try await state.storage.protocolSession(id: id, kind: kind, now: state.now) else {
+        guard let session = try await state.storage.protocolSession(id: id, kind: kind, now: state.now()) else {
             throw APIError.notFound("no such session")
         }
         guard token.userId == session.clientId else { throw APIError.forbidden("the token is for another user") }

@@ -48,7 +48,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         }
         var request = request
         let body = try await Self.collectBody(&request, limit: state.configuration.maximumBodySize)
-        let now = state.now
+        let now = try await state.now()
         let configuration = state.configuration
         let claim = IdempotencyClaim(
             scope: scope(of: request), key: key, fingerprint: fingerprint(of: request, body: body),

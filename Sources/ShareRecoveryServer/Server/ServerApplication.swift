@@ -21,6 +21,13 @@ public typealias ShareRecoveryServerApplication = Application<RouterResponder<Se
 public func makeServerApplication(
     _ configuration: ServerConfiguration, onStarted: @escaping @Sendable (Int) -> Void = { _ in }
 ) async throws -> ShareRecoveryServerApplication {
+    try await makeServerApplication(configuration, drain: ServerDrain(), onStarted: onStarted)
+}
+
+/// ``makeServerApplication(_:onStarted:)`` whose `/ready` fails once `drain` begins.
+func makeServerApplication(
+    _ configuration: ServerConfiguration, drain: ServerDrain, onStarted: @escaping @Sendable (Int) -> Void
+) async throws -> ShareRecoveryServerApplication {
     let masterKeySource: ServerConfiguration.SecretSource
     let webhookSecretSource: ServerConfiguration.SecretSource
     let storage: any ServerStorage
@@ -56,7 +63,9 @@ public func makeServerApplication(
         }
         masterKeySource = master
         webhookSecretSource = secret
-        storage = PostgresStorage(location: location, logger: configuration.logger)
+        storage = PostgresStorage(
+            location: try configuration.postgres.applied(to: location), settings: configuration.postgres,
+            logger: configuration.logger)
     }
     do {
         let keys = try DerivedKeys(masterKey: try SecretLoading.masterKey(masterKeySource))
@@ -68,19 +77,22 @@ public func makeServerApplication(
             try EventDelivery.validate(events)
             return try StandardWebhooksSigner(secretFile: events.secretFile)
         }
-        try await storage.migrate()
+        try await openSchema(storage, configuration: configuration)
         let sealer = AtRestSealer(key: keys.atRest)
         let custodianKey = try await ServerState.loadCustodianKey(
-            storage: storage, sealer: sealer, now: configuration.clock.now)
+            storage: storage, sealer: sealer,
+            now: storage.currentTime(
+                processClock: configuration.clock, databaseOffset: configuration.databaseClockOffset()))
         let state = ServerState(
             configuration: configuration, storage: storage, keys: keys, webhookSecret: webhookSecret,
             otpSender: configuration.otpSender ?? FileOTPSender(path: "share-recovery-otp.jsonl"),
-            custodianKey: custodianKey, metricsToken: metricsToken)
+            custodianKey: custodianKey, metricsToken: metricsToken, drain: drain)
 
         let router = Router(context: ServerRequestContext.self)
         // First: its span covers every other middleware, and the webhook calls a route makes are its children.
         router.add(middleware: RequestTracingMiddleware())
         router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: RequestTimeMiddleware())
         // Outside the error middleware: a request is counted with the status its client got.
         router.add(middleware: RequestMetricsMiddleware(metrics: state.metrics))
         router.add(middleware: ErrorMiddleware(logger: configuration.logger))
@@ -115,7 +127,33 @@ public func makeServerApplication(
     }
 }
 
-/// Runs the reference server until SIGINT or SIGTERM, then shuts down gracefully within
+/// Migrates SQLite, and PostgreSQL when ``PostgresSettings/migrateAtStart`` says so; otherwise refuses a
+/// PostgreSQL database that lacks a migration of this build, and starts on one a newer release migrated.
+private func openSchema(_ storage: any ServerStorage, configuration: ServerConfiguration) async throws {
+    guard let postgres = storage as? PostgresStorage, !configuration.postgres.migrateAtStart else {
+        try await storage.migrate()
+        return
+    }
+    switch try await postgres.schemaState() {
+    case .current: break
+    case .newer(let versions):
+        configuration.logger.notice(
+            "the database has migrations of a newer release; this release runs on it",
+            metadata: ["versions": "\(versions)"])
+    case .behind(let missing):
+        let what =
+            missing == Migrations.all.count
+            ? "has none of this build's \(missing) migrations (it was never migrated)"
+            : "lacks \(missing) of this build's \(Migrations.all.count) migrations (its last migration was by an older release)"
+        throw ServerStartError(
+            .databaseNotMigrated,
+            "the PostgreSQL database \(what): run `share-recovery migrate --database …` with this release first, or start `serve` with --migrate"
+        )
+    }
+}
+
+/// Runs the reference server until SIGINT or SIGTERM, then drains for ``ServerConfiguration/drainSeconds``
+/// (`/ready` answers 503, everything else still serves) and shuts down gracefully within
 /// ``ServerConfiguration/shutdownGraceSeconds``.
 /// - Parameters:
 ///   - configuration: The server's configuration.
@@ -127,12 +165,19 @@ public func runServer(
     _ configuration: ServerConfiguration, services: [any Service] = [],
     onStarted: @escaping @Sendable (Int) -> Void = { _ in }
 ) async throws {
-    let application = try await makeServerApplication(configuration, onStarted: onStarted)
-    // SIGTERM or SIGINT: stop accepting, let requests in flight finish (each is one step of a session,
-    // whose state is already in the database between steps), then close the database. A request
-    // still running at the deadline is cancelled, so a stuck client cannot hold a deploy hostage.
+    guard (0...60).contains(configuration.drainSeconds) else {
+        throw ServerStartError(.invalidConfiguration, "drainSeconds (serve --drain-seconds) must be 0 to 60")
+    }
+    let drain = ServerDrain()
+    let application = try await makeServerApplication(configuration, drain: drain, onStarted: onStarted)
+    // SIGTERM or SIGINT: fail /ready for the drain (DrainService, last so that it stops first), then stop
+    // accepting, let requests in flight finish (each is one step of a session, whose state is already in
+    // the database between steps), then close the database. A request still running at the deadline is
+    // cancelled, so a stuck client cannot hold a deploy hostage.
     var group = ServiceGroupConfiguration(
-        services: services + [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger)
+        services: services + [
+            application, DrainService(drain: drain, seconds: configuration.drainSeconds, logger: configuration.logger),
+        ], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger)
     group.maximumGracefulShutdownDuration = .seconds(configuration.shutdownGraceSeconds)
     group.maximumCancellationDuration = .seconds(5)
     do {

@@ -16,12 +16,20 @@ public struct ServerStartError: Error, Sendable, Equatable, CustomStringConverti
         case addressUnavailable
         /// The database cannot be opened or created, or (PostgreSQL) cannot be reached or logged in to.
         case databaseUnavailable
-        /// The database predates a migration a command needs (its server is older than this tool):
-        /// starting this release's server on it once migrates it.
+        /// The database lacks a migration this build needs (it is empty, or its server is older than
+        /// this tool): `share-recovery migrate` applies them (on SQLite, starting `serve` once does too).
         case databaseNotMigrated
+        /// The database has migrations of a newer release: `share-recovery migrate` of this build
+        /// changes nothing on it (the newer release's does).
+        case schemaNewerThanBuild
+        /// Another process held the migration lock beyond the lock timeout.
+        case migrationInProgress
         /// A configuration value that cannot be used: a missing or malformed master key or webhook
         /// secret, a PostgreSQL URL that does not parse; the reason names which (never a secret).
         case invalidConfiguration
+        /// A `--trusted-proxy` network that is not an IPv4 or IPv6 network in CIDR notation (or is a /0,
+        /// which would let every client choose its address).
+        case invalidTrustedProxy
         /// The server stopped before it listened (a failure during start-up that the log names).
         case stoppedBeforeListening
     }

@@ -21,6 +21,8 @@ final class ServerState: Sendable {
     /// The scraper's bearer token; `nil`: `/metrics` is off.
     let metricsToken: SecureBytes?
     private let resolvedWebhookBase: Locked<String?>
+    /// Begun by SIGTERM in `runServer`: `/ready` then answers 503 (ServerDrain.swift).
+    let drain: ServerDrain
 
     /// Five wrong codes end a flow.
     static let maximumWrongAttempts = 5
@@ -29,8 +31,9 @@ final class ServerState: Sendable {
     init(
         configuration: ServerConfiguration, storage: any ServerStorage, keys: DerivedKeys, webhookSecret: SecureBytes,
         otpSender: any OTPSender, custodianKey: SealingKeyPair, metrics: ServerMetrics = ServerMetrics(),
-        metricsToken: SecureBytes? = nil
+        metricsToken: SecureBytes? = nil, drain: ServerDrain = ServerDrain()
     ) {
+        self.drain = drain
         self.configuration = configuration
         self.storage = MeteredStorage(base: storage, metrics: metrics)
         self.metrics = metrics
@@ -47,7 +50,16 @@ final class ServerState: Sendable {
         resolvedWebhookBase = Locked(configuration.webhookBase.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     }
 
-    var now: Int64 { configuration.clock.now }
+    /// Seconds since the Unix epoch by the clock that decides (ServerStorage+Clock.swift): PostgreSQL's on
+    /// PostgreSQL, never this process's; within a request, one reading for all of it (``RequestTime``).
+    func now() async throws -> Int64 {
+        let read = { [storage, configuration] in
+            try await storage.currentTime(
+                processClock: configuration.clock, databaseOffset: configuration.databaseClockOffset())
+        }
+        guard let time = RequestTime.current else { return try await read() }
+        return try await time.value(read)
+    }
 
     /// The configured webhook base, or this server's own `/webhook` once the port is known.
     var webhookBase: String {

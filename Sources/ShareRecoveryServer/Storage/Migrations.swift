@@ -1,4 +1,6 @@
-/// The schema, in order. A migration is never edited once released: add a new one instead.
+/// The schema, in order. A migration is never edited once released: add a new one instead. A new one
+/// expands only (adds what the previous release ignores); what it replaces is dropped by a later
+/// release, once the previous one runs nowhere (docs/server.md, "Upgrade and migrations").
 enum Migrations {
     /// Each migration's statements, with `{int}` and `{blob}` standing for the dialect's column types
     /// and `{genesis}` for the audit chain's first previous hash (32 zero bytes) as a literal. A
@@ -201,8 +203,45 @@ enum Migrations {
         return Set((1...all.count).map(Int64.init)).subtracting(applied).count
     }
 
+    /// A database's schema against this build's migrations.
+    enum SchemaState: Sendable, Equatable {
+        /// Every migration of this build, and no other.
+        case current
+        /// Lacks `missing` of this build's migrations (all of them: an empty database).
+        case behind(missing: Int)
+        /// Has every migration of this build and these later ones, from a newer release.
+        case newer(versions: [Int64])
+
+        /// Whether this build's server runs on it: every table it uses is there (a newer release only
+        /// adds, until a release that no longer runs beside this one contracts; docs/server.md).
+        var isUsable: Bool {
+            if case .behind = self { return false }
+            return true
+        }
+    }
+
+    /// The schema's state, read without changing anything (a database never migrated is behind by all).
+    static func state(in transaction: any SQLTransaction, dialect: SQLDialect) async throws -> SchemaState {
+        let exists =
+            dialect == .postgres
+            ? "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN 0 ELSE 1 END AS present"
+            : "SELECT count(*) AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        guard try await transaction.query(exists).first?.integer("present") ?? 0 > 0 else {
+            return .behind(missing: all.count)
+        }
+        let applied = Set(
+            try await transaction.query("SELECT version FROM schema_migrations").map { try $0.integer("version") })
+        let known = Set((1...all.count).map(Int64.init))
+        let missing = known.subtracting(applied).count
+        if missing > 0 { return .behind(missing: missing) }
+        let later = applied.subtracting(known).sorted()
+        return later.isEmpty ? .current : .newer(versions: later)
+    }
+
     /// Applies every migration not yet recorded, inside the caller's (locked) transaction.
-    static func apply(in transaction: any SQLTransaction, dialect: SQLDialect) async throws {
+    /// - Returns: How many were applied.
+    @discardableResult
+    static func apply(in transaction: any SQLTransaction, dialect: SQLDialect) async throws -> Int {
         try await transaction.query(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version \(dialect == .sqlite ? "INTEGER" : "BIGINT") PRIMARY KEY)"
         )
@@ -210,11 +249,14 @@ enum Migrations {
             try $0.integer("version")
         }
         let done = Set(applied)
+        var count = 0
         for (offset, migration) in all.enumerated() where !done.contains(Int64(offset + 1)) {
             for statement in statements(migration, dialect: dialect) { try await transaction.query(statement) }
             try await transaction.query(
                 "INSERT INTO schema_migrations (version) VALUES (?)", .integer(Int64(offset + 1)))
+            count += 1
         }
+        return count
     }
 }
 

@@ -22,6 +22,8 @@ package final class PostgresStorage: ServerStorage {
     private let schema: String?
     private let logger: Logger
     private let location: PostgresLocation
+    /// How long a migration waits for its lock and tables.
+    private let lockTimeoutSeconds: Int
     /// Whether statements are prepared once per connection (``PostgresTransaction``): only once the
     /// schema is migrated, so that a statement is never prepared against tables about to change.
     private let prepares = Locked(false)
@@ -29,17 +31,19 @@ package final class PostgresStorage: ServerStorage {
 
     /// Connects lazily (the pool opens connections on demand).
     /// - Parameters:
-    ///   - location: The parsed `postgres://` URL.
+    ///   - location: The parsed `postgres://` URL, its password and TLS applied (``PostgresSettings``).
+    ///   - settings: The pool size and the timeouts every connection starts with.
     ///   - logger: Where query errors are logged.
-    package init(location: PostgresLocation, logger: Logger) {
+    package init(location: PostgresLocation, settings: PostgresSettings = PostgresSettings(), logger: Logger) {
         var configuration = PostgresClient.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database,
             tls: location.requireTLS
-                ? .require(.makeClientConfiguration())
-                : location.preferTLS ? .prefer(.makeClientConfiguration()) : .disable)
-        configuration.options.maximumConnections = 24
-        configuration.options.additionalStartupParameters = [("application_name", "share-recovery-server")]
+                ? .require(Self.tlsConfiguration(location))
+                : location.preferTLS ? .prefer(Self.tlsConfiguration(location)) : .disable)
+        configuration.options.maximumConnections = settings.poolSize
+        configuration.options.additionalStartupParameters =
+            [("application_name", "share-recovery-server")] + settings.connectionParameters
         if let schema = location.schema {
             configuration.options.additionalStartupParameters.append(("search_path", schema))
         }
@@ -48,22 +52,70 @@ package final class PostgresStorage: ServerStorage {
         self.schema = location.schema
         self.logger = logger
         self.location = location
+        self.lockTimeoutSeconds = settings.lockTimeoutSeconds
         runTask = Task { await client.run() }
     }
 
-    package func migrate() async throws {
+    /// The chain is always verified (against the CA file, else the system's roots); the host name
+    /// unless `--database-tls require` said otherwise.
+    private static func tlsConfiguration(_ location: PostgresLocation) -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = location.verifiesHostname ? .fullVerification : .noHostnameVerification
+        if let caFile = location.caFile { tls.trustRoots = .file(caFile) }
+        return tls
+    }
+
+    /// The key of the advisory lock migrations take, one migrator at a time across processes.
+    static let migrationLock = "share-recovery-server migrations"
+
+    package func migrate() async throws { _ = try await migrate(refusingNewer: false) }
+
+    /// Applies the migrations this build knows that the database lacks, in one transaction under the
+    /// migration lock, waiting at most the lock timeout for that lock and for each table it alters.
+    /// Statements run without the statement timeout: a long migration is not cut halfway.
+    /// - Parameter refusingNewer: Whether a database with migrations this build does not know is
+    ///   refused (`share-recovery migrate`) or left as it is (`serve --migrate`: a newer release
+    ///   expanded it, and this one still runs on it; docs/server.md, "Migrations").
+    /// - Returns: How many migrations were applied.
+    /// - Throws: ``ServerStartError`` `migrationInProgress` when the lock is not had in time,
+    ///   `schemaNewerThanBuild` when refused, `databaseUnavailable` when the database cannot be reached.
+    package func migrate(refusingNewer: Bool) async throws -> Int {
         try await probe()
-        let schema = self.schema
-        try await transaction { transaction in
-            // One migrator at a time across processes.
-            try await transaction.lock("share-recovery-server migrations")
+        let schema = self.schema, lockTimeout = lockTimeoutSeconds
+        let applied = try await transaction { transaction in
+            try await transaction.query("SET LOCAL statement_timeout = 0")
+            try await transaction.query("SET LOCAL lock_timeout = \(lockTimeout * 1000)")
+            do {
+                try await transaction.lock(Self.migrationLock)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+                throw ServerStartError(
+                    .migrationInProgress,
+                    "another process holds the migration lock (a `share-recovery migrate` or `serve --migrate`) and did not release it within \(lockTimeout) s: wait for it to finish, then run this again"
+                )
+            }
             if let schema {
                 // Validated by PostgresLocation: [a-z_][a-z0-9_]*.
                 try await transaction.query("CREATE SCHEMA IF NOT EXISTS \(schema)")
             }
-            try await Migrations.apply(in: transaction, dialect: .postgres)
+            if refusingNewer,
+                case .newer(let versions) = try await Migrations.state(in: transaction, dialect: .postgres)
+            {
+                throw Migrations.newerThanBuild(versions)
+            }
+            return try await Migrations.apply(in: transaction, dialect: .postgres)
         }
         prepares.withLock { $0 = true }
+        return applied
+    }
+
+    /// The schema's state, read without changing anything; a database that is migrated (or newer)
+    /// gets prepared statements from here on, as after ``migrate()``.
+    /// - Throws: ``ServerStartError`` `databaseUnavailable` when the database cannot be reached.
+    func schemaState() async throws -> Migrations.SchemaState {
+        try await probe()
+        let state = try await read { transaction in try await Migrations.state(in: transaction, dialect: .postgres) }
+        if state.isUsable { prepares.withLock { $0 = true } }
+        return state
     }
 
     package func transaction<Result: Sendable>(
@@ -147,7 +199,7 @@ package final class PostgresStorage: ServerStorage {
         }
         let tls: PostgresConnection.Configuration.TLS
         do {
-            let context = try NIOSSLContext(configuration: .makeClientConfiguration())
+            let context = try NIOSSLContext(configuration: Self.tlsConfiguration(location))
             tls = location.requireTLS ? .require(context) : location.preferTLS ? .prefer(context) : .disable
         } catch {
             throw failure(error)

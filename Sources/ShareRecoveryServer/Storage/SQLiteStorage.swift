@@ -48,7 +48,7 @@ package final class SQLiteStorage: ServerStorage {
     }
 
     package func migrate() async throws {
-        try await transaction { transaction in try await Migrations.apply(in: transaction, dialect: .sqlite) }
+        _ = try await transaction { transaction in try await Migrations.apply(in: transaction, dialect: .sqlite) }
     }
 
     package func transaction<Result: Sendable>(

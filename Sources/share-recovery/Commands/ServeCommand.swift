@@ -9,21 +9,32 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run the reference server (integrator API, custodian webhooks, recovery endpoints).",
         discussion: helpText(
-            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET). Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM. Probes: GET /health (liveness), GET /ready (200 once the database answers and is migrated, else 503). With --metrics-token-file, GET /metrics serves Prometheus text to a scraper sending that token as a bearer token (docs/server.md, \"Operations\"). A W3C traceparent header is accepted and passed on to the webhook calls a request makes; a build with `--traits OTLP` exports the spans over OTLP/HTTP as the OTEL_* variables say (docs/server.md, \"Tracing\").",
+            "On its defaults (SQLite) it is ready to try: it generates a master key (<database>.master-key) and a webhook secret (<database>.webhook-secret) next to the database on first start, and appends one-time codes to share-recovery-otp.jsonl. With PostgreSQL, give the secrets by file or environment ($SHARE_RECOVERY_MASTER_KEY, $SHARE_RECOVERY_WEBHOOK_SECRET), the password by --database-password-file or $SHARE_RECOVERY_DATABASE_PASSWORD, and migrate the database first (`share-recovery migrate`) or pass --migrate. Prints {\"listening\": …, \"port\": …} once it accepts connections; stops on SIGINT or SIGTERM, after --drain-seconds of failing /ready. Probes: GET /health (liveness), GET /ready (200 once the database answers and is migrated, else 503). With --metrics-token-file, GET /metrics serves Prometheus text to a scraper sending that token as a bearer token (docs/server.md, \"Operations\"). A W3C traceparent header is accepted and passed on to the webhook calls a request makes; a build with `--traits OTLP` exports the spans over OTLP/HTTP as the OTEL_* variables say (docs/server.md, \"Tracing\").",
             examples: [
                 "share-recovery serve",
                 "share-recovery serve --port 0 --database /tmp/sr/server.sqlite",
-                "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --master-key-file master.key --webhook-secret-file webhook.secret",
+                "share-recovery serve --database postgres://recovery@db.internal:5432/recovery --database-password-file db.password --database-tls verify-full --database-ca-file db-ca.pem --master-key-file master.key --webhook-secret-file webhook.secret",
+                "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --migrate --master-key-file master.key --webhook-secret-file webhook.secret",
+                "share-recovery serve --database postgres://recovery@127.0.0.1/recovery --database-pool-size 16 --database-statement-timeout 15 --database-lock-timeout 5 --database-idle-in-transaction-timeout 30 --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --metrics-token-file metrics.token",
+                "share-recovery serve --host 0.0.0.0 --drain-seconds 10",
                 "share-recovery serve --otp-address-limit-scale 100",
+                "share-recovery serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8 --trusted-proxy fd00::/8",
+                "share-recovery serve --trusted-proxy 192.0.2.10 --trusted-proxy-header forwarded",
                 "share-recovery serve --webhook-base https://integrator.example/hooks --webhook-timeout 30",
                 "share-recovery serve --events-url https://integrator.example/events --events-secret-file events.secrets",
             ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
     @Option(help: "TCP port (0: any free port; the bound port is printed).") var port = 8080
-    @Option(help: "An SQLite file path (default) or a postgres://user:pass@host:port/db URL.")
-    var database = "share-recovery.sqlite"
+    @OptionGroup var database: ServerDatabaseOptions
+    @Flag(
+        help: ArgumentHelp(
+            "PostgreSQL: apply this release's missing migrations at start, one process at a time (SQLite always does).",
+            discussion:
+                "Without it, serve refuses a PostgreSQL database that lacks a migration (databaseNotMigrated): run `share-recovery migrate` first, as a deploy step of its own."
+        ))
+    var migrate = false
     @Option(
         help:
             "File with the 64-hex-digit master key (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file)."
@@ -43,11 +54,30 @@ struct ServeCommand: AsyncParsableCommand {
     var maxDevices = 8
     @Option(
         help: ArgumentHelp(
+            "Seconds from SIGTERM or SIGINT during which GET /ready answers 503 while every other route still serves, before the listener closes; 0 to 60.",
+            discussion:
+                "Time for a load balancer's readiness probe to take the process out of rotation (docs/server.md, \"Shutting down\"); 0 closes the listener at once."
+        ))
+    var drainSeconds = 2
+    @Option(
+        help: ArgumentHelp(
             "Multiply the per-address one-time-code limits (50 new flows and 100 verifications per 15 minutes) by N, 1 to 1000.",
             discussion:
                 "For a front proxy through which many users reach the server from one address, or a test rig; the per-identifier limits stay."
         ))
     var otpAddressLimitScale = 1
+    @Option(
+        help: ArgumentHelp(
+            "A network of the proxies in front of this server (CIDR: 10.0.0.0/8, fd00::/8; a bare address is one host), repeatable.",
+            discussion:
+                "From a peer in one of them, the client is the rightmost untrusted hop of the header --trusted-proxy-header names, and the per-address limits count that client; without this option forwarding headers are ignored (docs/server.md, \"Behind a proxy\")."
+        ))
+    var trustedProxy: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "The header the trusted proxies append the client to: x-forwarded-for (default) or forwarded (RFC 7239 for=).",
+            discussion: "Only this header is read: the other one would come from the client as it wrote it."))
+    var trustedProxyHeader = TrustedProxies.Header.xForwardedFor
     @Option(help: "Seconds a recovery waits for the integrator's /backup/fetch webhook before answering 502, 1 to 600.")
     var webhookTimeout = 10
     @Option(
@@ -73,6 +103,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...1000).contains(otpAddressLimitScale) else {
             throw ValidationError("--otp-address-limit-scale must be 1 to 1000, not \(otpAddressLimitScale).")
         }
+        guard (0...60).contains(drainSeconds) else {
+            throw ValidationError("--drain-seconds must be 0 to 60, not \(drainSeconds).")
+        }
         guard (1...600).contains(webhookTimeout) else {
             throw ValidationError("--webhook-timeout must be 1 to 600 seconds, not \(webhookTimeout).")
         }
@@ -88,13 +121,23 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         var configuration = ServerConfiguration(
             host: host, port: port,
-            database: Self.database(database),
+            database: database.location,
             masterKey: masterKeyFile.map { .file(path: $0) }, webhookSecret: webhookSecretFile.map { .file(path: $0) },
             webhookBase: webhookBase,
             otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
+        configuration.postgres = try database.settings()
+        configuration.postgres.migrateAtStart = migrate
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
         configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
         configuration.webhookTimeoutSeconds = webhookTimeout
+        configuration.drainSeconds = drainSeconds
+        var networks: [IPNetwork] = []
+        for cidr in trustedProxy {
+            do { networks.append(try IPNetwork(cidr: cidr)) } catch {
+                throw CLIError.usage(error)
+            }
+        }
+        configuration.trustedProxies = TrustedProxies(networks: networks, header: trustedProxyHeader)
         if let eventsUrl, let eventsSecretFile {
             configuration.events = EventsConfiguration(
                 url: eventsUrl, secretFile: eventsSecretFile, maximumAttempts: eventsMaxAttempts)

@@ -83,8 +83,14 @@ enum ErrorHints {
         "rateLimited": "too many attempts in a short time: wait, then try again.",
         "walletEjected":
             "this wallet was ejected (docs/eject.md): its full private key was exported and the server no longer signs for it; import that key (`eject --out` wrote it) into the wallet you moved to and sign there.",
+        "invalidTrustedProxy":
+            "give --trusted-proxy the network of the proxies in front of this server in CIDR notation, e.g. 10.0.0.0/8, 192.0.2.10/32 or fd00::/8 (a bare address is one host), once per network; the address of the proxy itself, never of its clients.",
         "databaseNotMigrated":
-            "start `share-recovery serve --database` with the same database once, with this release (it applies its migrations at start; stop it with Ctrl-C once it prints {\"listening\": …}), then run this command again.",
+            "run `share-recovery migrate --database` with the same database (and password and TLS options) and this release; on PostgreSQL `serve --migrate` does it at start, on SQLite starting `share-recovery serve --database` once does too. Then run this command again.",
+        "schemaNewerThanBuild":
+            "this database was migrated by a newer release: run that release's `share-recovery migrate` and servers; this release's servers still run on it while its migrations only added (docs/server.md, \"Migrations\").",
+        "migrationInProgress":
+            "another `share-recovery migrate` or `serve --migrate` holds the migration lock: wait until it has finished (its log, or pg_stat_activity with application_name share-recovery-server), then run this again; raise --database-lock-timeout to wait longer.",
         "operationInProgress":
             "another recovery, backup or method change of this wallet is running (another share-recovery process on this store, or another device at the server); nothing was changed: run the command again when it has finished.",
     ]

@@ -2,6 +2,7 @@
 public import ArgumentParser
 public import ShareCrypto
 public import ShareRecovery
+public import ShareRecoveryServer
 
 extension BackupMethod: ExpressibleByArgument {
     /// Accepts the JSON names (`password`, `iCloud`, …) and the API names (`PASSWORD`, `ICLOUD`, …).
@@ -23,6 +24,9 @@ extension Curve: ExpressibleByArgument {
     public init?(argument: String) { self.init(name: argument) }
     public static var allValueStrings: [String] { allCases.map(\.name) }
 }
+
+extension TrustedProxies.Header: ExpressibleByArgument {}
+extension PostgresSettings.TLSMode: ExpressibleByArgument {}
 
 /// Argon2id parameters for new password and recovery-code backups.
 struct KDFOptions: ParsableArguments {

@@ -1,4 +1,5 @@
 import ShareRecovery
+import ShareRecoveryServer
 
 #if canImport(Glibc)
 import Glibc
@@ -52,5 +53,11 @@ struct CLIError: Error {
     /// error that keeps the engine's code, so its hint still applies.
     static func usage(_ error: ShareRecoveryError) -> CLIError {
         CLIError(code: "\(error.code)", message: error.reason, isUsage: true)
+    }
+
+    /// A server option whose value alone is wrong (a `--trusted-proxy` network): a usage error with
+    /// the server's code, so its hint applies.
+    static func usage(_ error: ServerStartError) -> CLIError {
+        CLIError(code: error.code.rawValue, message: error.reason, isUsage: true)
     }
 }

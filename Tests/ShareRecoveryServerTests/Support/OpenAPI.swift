@@ -220,17 +220,20 @@ enum SimplePattern {
             }
             atoms.append((set, minimum, maximum))
         }
-        // Greedy matching suffices: no two adjacent atoms of the spec overlap.
+        // Longest first, backing off: a class may hold the atom after it (`[^…]*[}]` in a JSON text).
         let input = Array(text.unicodeScalars)
-        var position = 0
-        for atom in atoms {
-            var count = 0
-            while position < input.count, count < atom.maximum, atom.set(input[position]) {
-                position += 1
-                count += 1
+        func match(_ atomIndex: Int, from start: Int) -> Bool {
+            guard atomIndex < atoms.count else { return start == input.count }
+            let atom = atoms[atomIndex]
+            var end = start
+            while end < input.count, end - start < atom.maximum, atom.set(input[end]) { end += 1 }
+            while end - start >= atom.minimum {
+                if match(atomIndex + 1, from: end) { return true }
+                guard end > start else { return false }
+                end -= 1
             }
-            guard count >= atom.minimum else { return false }
+            return false
         }
-        return position == input.count
+        return match(0, from: 0)
     }
 }

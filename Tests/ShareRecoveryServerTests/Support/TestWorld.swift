@@ -50,7 +50,13 @@ final class TestClock: Sendable {
         let now = clock.now
         advance(seconds: seconds - now % seconds + 1)
     }
-    var clock: ServerClock { ServerClock { [self] in Int64(Date().timeIntervalSince1970) + offset.withLock { $0 } } }
+    var clock: ServerClock { skewed(by: 0) }
+    /// How far the test has moved time: PostgreSQL's clock is moved by as much (``ServerConfiguration/databaseClockOffset``).
+    var moved: Int64 { offset.withLock { $0 } }
+    /// The test's clock for a process whose own clock is `skew` seconds off.
+    func skewed(by skew: Int64) -> ServerClock {
+        ServerClock { [self] in Int64(Date().timeIntervalSince1970) + moved + skew }
+    }
 }
 
 /// Keeps every one-time code in memory, by flow id.
@@ -149,9 +155,11 @@ final class TestWorld: Sendable {
         return path
     }
 
-    /// Starts `count` servers on one database; `configure` adjusts the configuration of each.
+    /// Starts `count` servers on one database; `configure` adjusts the configuration of each, and the
+    /// process clock of server `i` runs `clockSkews[i]` seconds off (0 past the array's end).
     static func start(
-        _ backend: TestBackend, servers count: Int = 1, configure: (inout ServerConfiguration) -> Void = { _ in }
+        _ backend: TestBackend, servers count: Int = 1, clockSkews: [Int64] = [],
+        configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestWorld {
         let directory = makeDirectory()
         let clock = TestClock()
@@ -166,11 +174,14 @@ final class TestWorld: Sendable {
         var logger = Logger(label: "share-recovery-server-tests")
         logger.logLevel = .critical
         var servers: [RunningServer] = []
-        for _ in 0..<count {
+        for index in 0..<count {
             var configuration = ServerConfiguration(
                 host: "127.0.0.1", port: 0, database: database, masterKey: .value(masterKey),
                 webhookSecret: .value(SecureBytes(copying: Array(secret.utf8))), otpSender: otp, logger: logger)
-            configuration.clock = clock.clock
+            configuration.clock = clock.skewed(by: index < clockSkews.count ? clockSkews[index] : 0)
+            configuration.databaseClockOffset = { clock.moved }
+            // Each test's schema is new: its servers migrate it, as `serve --migrate` would.
+            configuration.postgres.migrateAtStart = true
             configure(&configuration)
             servers.append(try await RunningServer.start(configuration))
         }
@@ -181,10 +192,10 @@ final class TestWorld: Sendable {
 
     /// Runs `body` with a started world and always stops it.
     static func with<R>(
-        _ backend: TestBackend, servers: Int = 1, configure: (inout ServerConfiguration) -> Void = { _ in },
-        _ body: (TestWorld) async throws -> R
+        _ backend: TestBackend, servers: Int = 1, clockSkews: [Int64] = [],
+        configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestWorld) async throws -> R
     ) async throws -> R {
-        let world = try await start(backend, servers: servers, configure: configure)
+        let world = try await start(backend, servers: servers, clockSkews: clockSkews, configure: configure)
         do {
             let result = try await body(world)
             await world.stop()
