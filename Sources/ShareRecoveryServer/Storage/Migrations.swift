@@ -172,6 +172,7 @@ enum Migrations {
         walletDevices,
         auditHead,
         eventOutbox,
+        ecdsaPairSetups,
     ]
 
     /// The statements of a migration in a dialect.
