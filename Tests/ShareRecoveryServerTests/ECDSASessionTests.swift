@@ -133,6 +133,22 @@ struct ECDSASessionTests {
                 json: .object([("round3", .string(Base64.encode([UInt8](repeating: 1, count: 64))))]),
                 headers: world.bearer(token))
             #expect(early.status == 409 && early.errorCode == "conflict")
+            // A round repeated with its Idempotency-Key gets the first answer again, and uses nothing more.
+            let custodian1 = try #require(opened.string("round1").flatMap(Base64.decode))
+            let round2 = JSONValue.object([
+                ("round2", .string(Base64.encode(try party.round2([2: custodian1])[2] ?? [])))
+            ])
+            let keyed = world.bearer(token) + [("Idempotency-Key", "ecdsa-round2-\(sessionId)")]
+            let firstTry = try await world.send(
+                .POST, "/wallets/ecdsa/signing-sessions/\(sessionId)/round2", json: round2, headers: keyed)
+            let retried = try await world.send(
+                .POST, "/wallets/ecdsa/signing-sessions/\(sessionId)/round2", json: round2, headers: keyed)
+            #expect(firstTry.status == 200 && retried.status == 200 && retried.body == firstTry.body)
+            #expect(retried.headers.contains { $0.0.lowercased() == "idempotent-replayed" && $0.1 == "true" })
+            let unkeyed = try await world.send(
+                .POST, "/wallets/ecdsa/signing-sessions/\(sessionId)/round2", json: round2, headers: world.bearer(token)
+            )
+            #expect(unkeyed.status == 409 && unkeyed.errorCode == "nonceReused")
             // Expired, it frees the account (a token outlives no session: a fresh one).
             world.clock.advance(seconds: 901)
             let fresh = try await world.token(for: user, purpose: "sign")
