@@ -269,4 +269,37 @@ struct ECDSASessionTests {
             #expect(fresh.generation == 1 && signature.isValid(digest: digest, publicKey: lost.publicKey))
         }
     }
+
+    @Test(
+        "an added device signs over its own setup; its removal and the wallet's eject drop the custodian's setups",
+        arguments: TestBackend.allCases)
+    func devicesAndEject(backend: TestBackend) async throws {
+        try await TestWorld.with(backend, configure: WalletSessionTests.unlimitedFlows) { world in
+            let user = "ecdsa-devices"
+            let (token, client, device, _) = try await Self.walletWithSetup(world, user: user)
+            let phone = try await DeviceWire.add(
+                world: world, approver: device, userId: user, deviceId: "phone",
+                token: try await world.token(for: user, purpose: "addDevice"))
+            let phoneSetup = try await client.makePairSetup(share: phone, clientId: user)
+            let digest = Self.digest("from the phone")
+            let signature = try await client.signECDSA(
+                share: phone, setup: phoneSetup, clientId: user, digest: digest)
+            #expect(signature.isValid(digest: digest, publicKey: device.publicKey))
+            #expect(
+                try await ECDSAWire.keptSetups(world: world, userId: user) == [
+                    device.setId.hex: 0, phone.setId.hex: 0,
+                ])
+
+            let removal = try await DeviceWire.remove(
+                world: world, deviceId: "phone", token: try await world.token(for: user, purpose: "removeDevice"))
+            #expect(removal.status == 204)
+            #expect(try await ECDSAWire.keptSetups(world: world, userId: user) == [device.setId.hex: 0])
+            let ejected = try await WalletWire.eject(
+                world: world, share: device, userId: user, token: try await world.token(for: user, purpose: "eject"))
+            #expect(ejected.status == 200)
+            #expect(try await ECDSAWire.keptSetups(world: world, userId: user).isEmpty)
+            let refused = try await ECDSAWire.openPairSetup(world: world, share: device, userId: user, token: token)
+            #expect(refused.status == 409 && refused.errorCode == "walletEjected", "\(refused.text)")
+        }
+    }
 }

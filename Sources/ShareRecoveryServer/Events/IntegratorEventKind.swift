@@ -4,8 +4,9 @@
 /// Each kind is one audit row kind (``AuditEventKind``): the outbox row is written by a trigger on the
 /// audit trail's insert (Migrations+Events.swift), so an event exists exactly when its audited change
 /// committed. The names are stable (receivers switch on them): add kinds, never rename one. A kind
-/// added later (an ECDSA signing abort, once the audit trail records one) needs a case here and a
-/// migration that re-creates the trigger with the longer list (``Migrations/eventOutbox``).
+/// added later (e.g. an ECDSA signing abort, which the audit trail records as `ecdsaAborted` but no
+/// event announces yet) needs a case here and a migration that re-creates the trigger with the
+/// longer list (``Migrations/eventOutbox``).
 package enum IntegratorEventKind: String, Sendable, CaseIterable {
     case recoveryStarted = "recovery.started"
     case recoveryCompleted = "recovery.completed"

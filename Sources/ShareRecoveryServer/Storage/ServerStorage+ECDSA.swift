@@ -86,7 +86,7 @@ extension ServerStorage {
         }
     }
 
-    /// Drops every pair setup of an account: its sets stop signing (a recovery).
+    /// Drops every pair setup of an account: its sets stop signing (a recovery, an eject).
     static func dropPairSetups(clientId: String, in transaction: any SQLTransaction) async throws {
         try await transaction.query("DELETE FROM ecdsa_pair_setups WHERE client_id = ?", .text(clientId))
     }
