@@ -12,7 +12,7 @@ struct ECDSASessions: ProtocolSessionKeeping {
     static let sessionKinds: Set<ProtocolSessionRecord.Kind> = [.ecdsaPairSetup, .ecdsaSigning]
 
     /// The round whose messages an abort's failed check was checking (audit `check`).
-    enum Check: String, Sendable, CaseIterable { case round1, round2, round3 }
+    enum Check: String, Sendable { case round1, round2, round3 }
 
     let state: ServerState
     var wallet: WalletSessions { WalletSessions(state: state) }

@@ -26,13 +26,10 @@ extension ProtocolSessionRecord.Kind {
         }
     }
 
-    /// One backup or recovery per account at a time (docs/server.md, "One at a time per account"):
-    /// a resharing session refuses to open beside another of the account's.
-    var oneSessionPerAccount: Bool { !refusedBeside.isEmpty }
-
-    /// The kinds of the account's running sessions beside which a session of this kind does not open:
-    /// a resharing session beside another; an ECDSA pair setup or signature beside a resharing session
-    /// (which may replace the set it is bound to) or another ECDSA session.
+    /// The kinds of the account's running sessions beside which a session of this kind does not open
+    /// (docs/server.md, "One at a time per account"): a resharing session beside another; an ECDSA
+    /// pair setup or signature beside a resharing session (which may replace the set it is bound to)
+    /// or another ECDSA session (a setup replaced under a signature would abort it). Empty: no rule.
     var refusedBeside: [Self] {
         switch self {
         case .resharing: [.resharing]
