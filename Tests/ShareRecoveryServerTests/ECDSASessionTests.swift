@@ -160,6 +160,53 @@ struct ECDSASessionTests {
     }
 
     @Test(
+        "a round raced on two servers is answered once: one 200, one 409 nonceReused", arguments: TestBackend.allCases)
+    func racedRounds(backend: TestBackend) async throws {
+        try await TestWorld.with(backend, servers: 2) { world in
+            let user = "ecdsa-race"
+            let (token, _, device, setup) = try await Self.walletWithSetup(world, user: user)
+            let digest = Self.digest("raced")
+            let party = try ECDSASigningParty(share: device, signers: [1, 2], setups: [setup], digest: digest)
+            let opened = try await world.send(
+                .POST, "/wallets/ecdsa/signing-sessions",
+                json: .object(
+                    ECDSAWire.binding(device, userId: user) + [
+                        ("digest", .string(Hex.encode(digest))),
+                        ("round1", .string(Base64.encode(try party.round1()[2] ?? []))),
+                    ]), headers: world.bearer(token))
+            let sessionId = try #require(opened.string("sessionId"))
+            /// Sends one round to both servers at once; the answers, the successful one first.
+            func race(_ round: String, _ message: [UInt8]) async throws -> [APIResponse] {
+                let body = JSONValue.object([(round, .string(Base64.encode(message)))])
+                let answers = try await withThrowingTaskGroup(of: APIResponse.self) { group in
+                    for server in 0..<2 {
+                        group.addTask {
+                            try await world.send(
+                                .POST, "/wallets/ecdsa/signing-sessions/\(sessionId)/\(round)", json: body,
+                                headers: world.bearer(token), server: server)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(answers.map(\.status).sorted() == [200, 409], "\(answers.map(\.text))")
+                #expect(answers.first { $0.status == 409 }?.errorCode == "nonceReused")
+                return answers.sorted { $0.status < $1.status }
+            }
+            let custodian1 = try #require(opened.string("round1").flatMap(Base64.decode))
+            let second = try await race("round2", try party.round2([2: custodian1])[2] ?? [])
+            let custodian2 = try #require(second[0].string("round2").flatMap(Base64.decode))
+            let broadcast = try party.round3([2: custodian2])
+            let third = try await race("round3", broadcast)
+            let custodian3 = try #require(third[0].string("round3").flatMap(Base64.decode))
+            let signature = try party.signature([1: broadcast, 2: custodian3])
+            #expect(signature.isValid(digest: digest, publicKey: device.publicKey))
+            #expect(third[0].string("signature") == Hex.encode(signature.recoverable))
+            let signed = try await world.auditRows().filter { $0.account == user && $0.event == "ecdsaSigned" }
+            #expect(signed.count == 1)
+        }
+    }
+
+    @Test(
         "a tampered round aborts: the setup is discarded on both sides, audited and counted; the client makes a fresh one",
         arguments: TestBackend.allCases)
     func tamperedRoundAborts(backend: TestBackend) async throws {
