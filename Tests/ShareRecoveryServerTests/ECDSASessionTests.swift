@@ -32,6 +32,21 @@ struct ECDSASessionTests {
         }.map(\.value).reduce(0, +)
     }
 
+    /// The kinds of the user's integrator events in the outbox, in order.
+    static func outboxKinds(_ world: TestWorld, user: String) async throws -> [String] {
+        let storage = try world.inspector()
+        do {
+            let rows = try await storage.transaction { transaction in
+                try await transaction.query("SELECT kind FROM event_outbox WHERE account = ? ORDER BY seq", .text(user))
+            }
+            await storage.close()
+            return try rows.map { try $0.text("kind") }
+        } catch {
+            await storage.close()
+            throw error
+        }
+    }
+
     /// A user's `sign` token, a client on the first server, a DKG-made secp256k1 wallet and the
     /// device's pair setup with the custodian.
     static func walletWithSetup(_ world: TestWorld, user: String) async throws -> (
@@ -231,6 +246,8 @@ struct ECDSASessionTests {
                 try await Self.sessions(
                     world, scrapeToken: scrape, ["protocol": "ecdsaSigning", "event": "aborted", "reason": "round2"])
                     == 1)
+            // Announced to the integrator: its outbox row is written with the audit row.
+            #expect(try await Self.outboxKinds(world, user: user) == ["walletCreated", "ecdsaAborted"])
 
             // A second signature on the old setup is refused: the server keeps none.
             let refused = await #expect(throws: ShareRecoveryError.self) {

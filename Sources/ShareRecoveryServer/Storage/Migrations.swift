@@ -173,6 +173,7 @@ enum Migrations {
         auditHead,
         eventOutbox,
         ecdsaPairSetups,
+        ecdsaEventOutbox,
     ]
 
     /// The statements of a migration in a dialect.
