@@ -125,18 +125,11 @@ struct ECDSASessionTests {
             #expect(answers[2].errorCode == "nonceReused" && answers[4].errorCode == "nonceReused")
 
             // A session opened and left: a second one waits for it (or its expiry), a pair setup too.
-            let party = try ECDSASigningParty(
-                share: device, signers: [1, 2], setups: [setup], digest: Self.digest("y"))
-            let opening = JSONValue.object(
-                ECDSAWire.binding(device, userId: user) + [
-                    ("digest", .string(Hex.encode(Self.digest("y")))),
-                    ("round1", .string(Base64.encode(try party.round1()[2] ?? []))),
-                ])
-            let opened = try await world.send(
-                .POST, "/wallets/ecdsa/signing-sessions", json: opening, headers: world.bearer(token))
+            let (party, opened) = try await ECDSAWire.open(
+                world: world, share: device, setup: setup, userId: user, token: token, digest: Self.digest("y"))
             #expect(opened.status == 201)
-            let beside = try await world.send(
-                .POST, "/wallets/ecdsa/signing-sessions", json: opening, headers: world.bearer(token))
+            let (_, beside) = try await ECDSAWire.open(
+                world: world, share: device, setup: setup, userId: user, token: token, digest: Self.digest("y"))
             #expect(beside.status == 409 && beside.errorCode == "operationInProgress", "\(beside.text)")
             let setupBeside = try await ECDSAWire.openPairSetup(
                 world: world, share: device, userId: user, token: token)
@@ -181,14 +174,8 @@ struct ECDSASessionTests {
             let user = "ecdsa-race"
             let (token, _, device, setup) = try await Self.walletWithSetup(world, user: user)
             let digest = Self.digest("raced")
-            let party = try ECDSASigningParty(share: device, signers: [1, 2], setups: [setup], digest: digest)
-            let opened = try await world.send(
-                .POST, "/wallets/ecdsa/signing-sessions",
-                json: .object(
-                    ECDSAWire.binding(device, userId: user) + [
-                        ("digest", .string(Hex.encode(digest))),
-                        ("round1", .string(Base64.encode(try party.round1()[2] ?? []))),
-                    ]), headers: world.bearer(token))
+            let (party, opened) = try await ECDSAWire.open(
+                world: world, share: device, setup: setup, userId: user, token: token, digest: digest)
             let sessionId = try #require(opened.string("sessionId"))
             /// Sends one round to both servers at once; the answers, the successful one first.
             func race(_ round: String, _ message: [UInt8]) async throws -> [APIResponse] {

@@ -246,14 +246,8 @@ struct OpenAPITests {
             let rounds = try await ECDSAWire.sign(
                 world: world, share: device, setup: setup, userId: "spec-wallet", token: sign, digest: digest)
             #expect(rounds.map(\.status) == [201, 200, 200], "\(rounds.map(\.text))")
-            let party = try ECDSASigningParty(share: device, signers: [1, 2], setups: [setup], digest: digest)
-            let opened = try await world.send(
-                .POST, "/wallets/ecdsa/signing-sessions",
-                json: .object(
-                    ECDSAWire.binding(device, userId: "spec-wallet") + [
-                        ("digest", .string(Hex.encode(digest))),
-                        ("round1", .string(Base64.encode(try party.round1()[2] ?? []))),
-                    ]), headers: world.bearer(sign))
+            let (_, opened) = try await ECDSAWire.open(
+                world: world, share: device, setup: setup, userId: "spec-wallet", token: sign, digest: digest)
             let abortPath = "/wallets/ecdsa/signing-sessions/\(try #require(opened.string("sessionId")))/abort"
             #expect(
                 try await world.send(

@@ -55,13 +55,11 @@ enum ECDSAWire {
         return setup
     }
 
-    /// One signature round by round. `tamperRound2` flips a bit of a τ value in the device's round-2
-    /// message (docs/ecdsa.md "Signing": τ starts at byte 196). Returns every answer, in order, up to
-    /// the first that is not a success.
-    static func sign(
+    /// Opens a signing session with the engine's party (round 1); the party and the raw answer.
+    static func open(
         world: TestWorld, share: ShareRecord, setup: PairSetup, userId: String, token: String, digest: [UInt8],
-        tamperRound2: Bool = false, replay: Bool = false
-    ) async throws -> [APIResponse] {
+        server: Int = 0
+    ) async throws -> (ECDSASigningParty, APIResponse) {
         let party = try ECDSASigningParty(share: share, signers: [1, 2], setups: [setup], digest: digest)
         let opened = try await world.send(
             .POST, "/wallets/ecdsa/signing-sessions",
@@ -69,7 +67,19 @@ enum ECDSAWire {
                 binding(share, userId: userId) + [
                     ("digest", .string(Hex.encode(digest))),
                     ("round1", .string(Base64.encode(try party.round1()[2] ?? []))),
-                ]), headers: world.bearer(token))
+                ]), headers: world.bearer(token), server: server)
+        return (party, opened)
+    }
+
+    /// One signature round by round. `tamperRound2` flips a bit of a τ value in the device's round-2
+    /// message (docs/ecdsa.md "Signing": τ starts at byte 196). Returns every answer, in order, up to
+    /// the first that is not a success.
+    static func sign(
+        world: TestWorld, share: ShareRecord, setup: PairSetup, userId: String, token: String, digest: [UInt8],
+        tamperRound2: Bool = false, replay: Bool = false
+    ) async throws -> [APIResponse] {
+        let (party, opened) = try await open(
+            world: world, share: share, setup: setup, userId: userId, token: token, digest: digest)
         guard opened.status == 201, let sessionId = opened.string("sessionId"),
             let custodian1 = opened.string("round1").flatMap(Base64.decode)
         else { return [opened] }
