@@ -3,16 +3,17 @@ import ShareRecovery
 
 /// A row of `protocol_sessions`, the one session store of every multi-round protocol the custodian
 /// takes part in: resharing (docs/formats.md §3), DKG (§10), signing (§11), device add
-/// (docs/devices.md), and ECDSA pair setups and signatures (§12, docs/ecdsa.md). A resharing session's binding holds its purpose, method, plan, public dealings
-/// and expected set; its sealed state holds the session key and the custodian role's `Opened` state
-/// while open, its `Pending` state once finished, and nothing once done (confirmed).
+/// (docs/devices.md), and ECDSA pair setups and signatures (§12, docs/ecdsa.md). A resharing
+/// session's binding holds its purpose, method, plan, public dealings and expected set; its sealed
+/// state holds the session key and the custodian role's `Opened` state while open, its `Pending`
+/// state once finished, and nothing once done (confirmed).
 struct ProtocolSessionRecord: Sendable {
     /// Which protocol role the sealed state belongs to (what each kind is to the server:
     /// `ProtocolSessionKind.swift`).
     enum Kind: String, Sendable, CaseIterable { case resharing, dkg, signing, deviceAdd, ecdsaPairSetup, ecdsaSigning }
-    /// `open`, then (resharing, and an ECDSA signature after its round 2) `finished`, then `done`; `done` rows keep no secret and wait for
-    /// expiry, so a retried request learns what happened (a confirmed resharing session answers a
-    /// retried confirm as the first one did).
+    /// `open`, then (resharing, and an ECDSA signature after its round 2) `finished`, then `done`;
+    /// `done` rows keep no secret and wait for expiry, so a retried request learns what happened (a
+    /// confirmed resharing session answers a retried confirm as the first one did).
     enum State: String, Sendable { case open, finished, done }
 
     let id: String
@@ -44,7 +45,8 @@ extension ServerStorage {
     /// backup or recovery of the account is running from some device, or an ECDSA session); the check
     /// and the insert share one transaction under the account's lock
     /// (`runningOperation(of:now:in:kinds:)`), so two servers on one database cannot both admit one.
-    /// - Throws: `StorageRefusal.sessionIdTaken` for an id in use, `.operationInProgress`.
+    /// - Throws: `StorageRefusal.sessionIdTaken` for an id in use, `.operationInProgress`,
+    ///   `.ecdsaSessionInProgress`.
     func openProtocolSession(
         _ session: ProtocolSessionRecord, refusedBeside kinds: [ProtocolSessionRecord.Kind], now: Int64,
         started: [AuditEvent]
