@@ -71,20 +71,23 @@ groups = {
     "addOrUpdateRecovery": ["putUserBackupShare", "openResharingSession", "finishResharingSession",
                             "confirmResharingSession", "abortResharingSession"],
     "deleteRecovery": ["deleteUserBackupShare"],
-    "sign": ["openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession"],
+    "sign": ["openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession", "openECDSAPairSetup",
+             "finishECDSAPairSetup", "openECDSASigningSession", "ecdsaSigningRound2", "ecdsaSigningRound3",
+             "abortECDSASigning"],
     "eject": ["ejectWallet"],
     "addDevice": ["openDeviceSession", "finishDeviceSession", "getDeviceEnrolment", "listDevices"],
     "removeDevice": ["removeDevice"],
 }
 # Operations whose bodies carry cryptographic objects (cipherTexts, sealed shares, dealings, DKG
-# broadcasts, nonce commitments): a schema cannot say which bytes open or verify, so a schema-valid
+# broadcasts, nonce commitments, ECDSA messages): a schema cannot say which bytes open or verify, so a schema-valid
 # body may still be 400 with the failing check's code. A flow's state is not in its id either: a
 # schema-valid code for a flow that ended is 410.
 accepted = ["2xx", "3xx", 401, 403, 404, 409, 429]
 extra = {operation: [400] for operation in [
     "putUserBackupShare", "deliverBackupShare", "registerCustodianShare", "openResharingSession",
     "finishResharingSession", "openWalletDKG", "finishWalletDKG", "openSigningSession", "signInSession",
-    "openDeviceSession", "finishDeviceSession",
+    "openDeviceSession", "finishDeviceSession", "openECDSAPairSetup", "finishECDSAPairSetup",
+    "openECDSASigningSession", "ecdsaSigningRound2", "ecdsaSigningRound3",
 ]}
 extra["verifyRecoveryFlow"] = [410]
 document = yaml.safe_load(open(f"{root}/docs/openapi.yaml"))

@@ -172,7 +172,8 @@ struct ECDSACLITests {
                 ["wallet/share-1.json", "wallet/share-2.json"], ["--hash", "none", "--message-file", "short.bin"], 2,
                 ["invalidParameters", "the file has 31"]
             ),
-            (["wallet/share-1.json"], ["--server", "http://127.0.0.1:1"], 2, ["not available yet for --mode ecdsa"]),
+            (["wallet/share-1.json"], ["--server", "http://127.0.0.1:1"], 2, ["with --server give --user-id"]),
+            (["wallet/share-1.json", "wallet/share-2.json"], ["--user-id", "u"], 2, ["go with --server"]),
             (["wallet/share-1.json", "wallet/share-2.json"], ["--taproot"], 2, ["usage", "--taproot"]),
         ] as [([String], [String], Int32, [String])] {
             let run = try sh(

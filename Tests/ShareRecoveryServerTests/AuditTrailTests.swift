@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 import Testing
 
 @testable import ShareRecoveryServer
@@ -228,6 +229,21 @@ struct AuditTrailTests {
             #expect(
                 released.first?.detail.hasSuffix(#""walletId":"w-bob","setId":"\#(device.setId.hex)","mode":"bip340"}"#)
                     == true)
+            // ECDSA with the custodian: a pair setup, a signature, and one aborted by a tampered round.
+            let ecdsa = HTTPWalletClient(baseURL: world.servers[0].baseURL(), tokenProvider: { _ in sign })
+            let setup = try await ecdsa.makePairSetup(share: device, clientId: "bob")
+            let made = try await audit.appended([.ecdsaPairSetupMade], account: "bob")
+            #expect(
+                made.first?.detail.hasSuffix(#""walletId":"w-bob","setId":"\#(device.setId.hex)","generation":0}"#)
+                    == true)
+            let digest = Keccak256.hash(Array("pay 2".utf8))
+            _ = try await ecdsa.signECDSA(share: device, setup: setup, clientId: "bob", digest: digest)
+            try await audit.appended([.ecdsaSigned], account: "bob")
+            let tampered = try await ECDSAWire.sign(
+                world: world, share: device, setup: setup, userId: "bob", token: sign, digest: digest,
+                tamperRound2: true)
+            let abortRows = try await audit.appended([.ecdsaAborted], by: tampered.last, account: "bob")
+            #expect(abortRows.first?.detail.hasSuffix(#""check":"round2","culprit":1}"#) == true)
             // A second device of bob's wallet, added and removed (docs/devices.md).
             let addDevice = try await token("bob", "addDevice")
             let phone = try await DeviceWire.add(

@@ -77,7 +77,8 @@ struct EventsTests {
 
     @Test("the outbox migration copies exactly the audit kinds that are announced")
     func kindsFrozen() {
-        #expect(Migrations.eventOutboxAuditKinds == IntegratorEventKind.allCases.map(\.auditKind.rawValue))
+        #expect(Migrations.announcedAuditKinds == IntegratorEventKind.allCases.map(\.auditKind.rawValue))
+        #expect(Migrations.ecdsaEventOutboxAuditKinds.starts(with: Migrations.eventOutboxAuditKinds))
         #expect(Set(IntegratorEventKind.allCases.map(\.auditKind)).count == IntegratorEventKind.allCases.count)
     }
 

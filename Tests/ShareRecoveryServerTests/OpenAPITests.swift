@@ -26,7 +26,11 @@ struct OpenAPITests {
         "POST /wallets/signing-sessions/{sessionId}/sign", "POST /wallets/device-sessions",
         "POST /wallets/device-sessions/{sessionId}/finish", "GET /wallets/devices",
         "GET /wallets/devices/{deviceId}/enrolment",
-        "DELETE /wallets/devices/{deviceId}", "POST /wallets/eject",
+        "DELETE /wallets/devices/{deviceId}", "POST /wallets/eject", "POST /wallets/ecdsa/pair-setups",
+        "POST /wallets/ecdsa/pair-setups/{sessionId}/finish", "POST /wallets/ecdsa/signing-sessions",
+        "POST /wallets/ecdsa/signing-sessions/{sessionId}/round2",
+        "POST /wallets/ecdsa/signing-sessions/{sessionId}/round3",
+        "POST /wallets/ecdsa/signing-sessions/{sessionId}/abort",
     ]
 
     @Test("the spec is OpenAPI 3.1 and documents exactly the contract's routes")
@@ -278,6 +282,20 @@ struct OpenAPITests {
             #expect(
                 SignatureVerifier.verify(
                     signature: signature, message: [1, 2, 3], publicKey: device.publicKey, mode: .bip340))
+            // ECDSA with the custodian: a pair setup, a signature, and a session the device aborts.
+            let setup = try await ECDSAWire.makePairSetup(
+                world: world, share: device, userId: "spec-wallet", token: sign)
+            let digest = [UInt8](repeating: 9, count: 32)
+            let rounds = try await ECDSAWire.sign(
+                world: world, share: device, setup: setup, userId: "spec-wallet", token: sign, digest: digest)
+            #expect(rounds.map(\.status) == [201, 200, 200], "\(rounds.map(\.text))")
+            let (_, opened) = try await ECDSAWire.open(
+                world: world, share: device, setup: setup, userId: "spec-wallet", token: sign, digest: digest)
+            let abortPath = "/wallets/ecdsa/signing-sessions/\(try #require(opened.string("sessionId")))/abort"
+            #expect(
+                try await world.send(
+                    .POST, abortPath, json: .object([("check", .string("round1"))]), headers: world.bearer(sign)
+                ).status == 204)
             // A second device added (its enrolment read), the devices listed, the device removed.
             let addDevice = try await world.token(for: "spec-wallet", purpose: "addDevice")
             _ = try await DeviceWire.add(

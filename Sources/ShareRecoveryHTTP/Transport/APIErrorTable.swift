@@ -52,13 +52,13 @@ package enum APIErrorTable {
         Row(code: "notReady", status: 503, client: .unavailable),
         engine(.notFound, 404), engine(.noMatchingShare, 404),
         engine(.inconsistentShares, 409), engine(.nonceReused, 409), engine(.operationInProgress, 409),
-        engine(.walletEjected, 409),
+        engine(.walletEjected, 409), engine(.pairSetupStale, 409),
         engine(.malformedRecord, 400), engine(.malformedCipherText, 400), engine(.malformedCustodianShare, 400),
         engine(.malformedInput, 400), engine(.unsupportedVersion, 400), engine(.unsupportedMethod, 400),
         engine(.invalidParameters, 400), engine(.invalidScalar, 400), engine(.invalidPoint, 400),
         engine(.invalidShare, 400), engine(.publicKeyMismatch, 400), engine(.tamperedShare, 400),
         engine(.unsealFailed, 400), engine(.dealerCheckFailed, 400), engine(.subShareCheckFailed, 400),
-        engine(.dkgProofFailed, 400), engine(.invalidSignatureShare, 400),
+        engine(.dkgProofFailed, 400), engine(.invalidSignatureShare, 400), engine(.ecdsaCheckFailed, 400),
     ]
 
     /// The rows by code.

@@ -36,6 +36,13 @@ package enum AuditEventKind: String, Sendable, CaseIterable {
     case deviceAdded
     /// A device removed: the custodian's share of its set deleted, so its own share cannot sign.
     case deviceRemoved
+    /// An ECDSA pair setup between a device and the custodian made and kept (docs/ecdsa.md).
+    case ecdsaPairSetupMade
+    /// An ECDSA signature made with the custodian: its round state used and deleted.
+    case ecdsaSigned
+    /// An ECDSA signature aborted by a failed check (`check`, `culprit`): the device's pair setup is
+    /// discarded on both sides.
+    case ecdsaAborted
 }
 
 /// One event to append: who, what, by which request, and a few public facts about it.
@@ -72,6 +79,11 @@ package struct AuditEvent: Sendable, Equatable {
         package var step: String?
         /// A failure's stable API error code.
         package var reason: APIErrorCode?
+        /// The ECDSA check that failed: `round1`, `round2` or `round3`, the round whose messages it
+        /// checks (docs/ecdsa.md, "Aborts").
+        package var check: String?
+        /// The party an ECDSA check names as the sender of the message that failed it, when it can.
+        package var culprit: Int?
 
         package init() {}
 
@@ -96,6 +108,8 @@ package struct AuditEvent: Sendable, Equatable {
             add("expiresAt", expiresAt.map(RFC3339.format))
             add("step", step)
             add("reason", reason?.name)
+            add("check", check)
+            add("culprit", number: culprit)
             return JSONWriter.write(.object(members))
         }
     }

@@ -49,7 +49,7 @@ struct ProtocolSessionKeeper: Sendable {
                 opening.secret, table: "protocol_sessions", row: [sessionId, kind.sealedStateLabel]),
             expiresAt: now + Int64(state.configuration.sessionLifetimeSeconds))
         try await state.storage.openProtocolSession(
-            record, oneSessionPerAccount: kind.oneSessionPerAccount, now: now, started: started.map { [$0] } ?? []
+            record, refusedBeside: kind.refusedBeside, now: now, started: started.map { [$0] } ?? []
         )
         if !kind.startIsAudited {
             for name in kind.metricProtocols { state.metrics.session(name, .started) }

@@ -10,6 +10,7 @@ extension ProtocolSessionRecord.Kind {
         case .resharing: CustodianSessions.self
         case .dkg, .signing: WalletSessions.self
         case .deviceAdd: DeviceSessions.self
+        case .ecdsaPairSetup, .ecdsaSigning: ECDSASessions.self
         }
     }
 
@@ -20,12 +21,27 @@ extension ProtocolSessionRecord.Kind {
         case .dkg: ("POST", "/wallets/dkg")
         case .signing: ("POST", "/wallets/signing-sessions")
         case .deviceAdd: ("POST", "/wallets/device-sessions")
+        case .ecdsaPairSetup: ("POST", "/wallets/ecdsa/pair-setups")
+        case .ecdsaSigning: ("POST", "/wallets/ecdsa/signing-sessions")
         }
     }
 
-    /// One backup or recovery per account at a time (docs/server.md, "One at a time per account"):
-    /// a resharing session refuses to open beside another of the account's.
-    var oneSessionPerAccount: Bool { self == .resharing }
+    /// The kinds of the account's running sessions beside which a session of this kind does not open
+    /// (docs/server.md, "One at a time per account"): a resharing session beside another; an ECDSA
+    /// pair setup or signature beside a resharing session (which may replace the set it is bound to)
+    /// or another ECDSA session (a setup replaced under a signature would abort it). Empty: no rule.
+    var refusedBeside: [Self] {
+        switch self {
+        case .resharing: [.resharing]
+        case .ecdsaPairSetup, .ecdsaSigning: [.resharing, .ecdsaPairSetup, .ecdsaSigning]
+        case .dkg, .signing, .deviceAdd: []
+        }
+    }
+
+    /// Whether opening a session of this kind ends the account's unfinished ones of the kind rather
+    /// than being refused beside them: a device whose ECDSA pair setup failed on its side makes a
+    /// fresh one at once (an unfinished setup keeps nothing but its round state).
+    var supersedesUnfinished: Bool { self == .ecdsaPairSetup }
 
     /// The label the sealed state of an open session is bound to (with the session id), so a sealed
     /// state cannot be moved to another row or another protocol. Stored rows depend on it: never change it.
@@ -46,6 +62,8 @@ extension ProtocolSessionRecord.Kind {
         case .dkg: [.walletCreated]
         case .signing: [.signatureShareReleased]
         case .deviceAdd: [.deviceAdded]
+        case .ecdsaPairSetup: [.ecdsaPairSetupMade]
+        case .ecdsaSigning: [.ecdsaSigned]
         }
     }
 }

@@ -4,8 +4,8 @@
 /// Each kind is one audit row kind (``AuditEventKind``): the outbox row is written by a trigger on the
 /// audit trail's insert (Migrations+Events.swift), so an event exists exactly when its audited change
 /// committed. The names are stable (receivers switch on them): add kinds, never rename one. A kind
-/// added later (an ECDSA signing abort, once the audit trail records one) needs a case here and a
-/// migration that re-creates the trigger with the longer list (``Migrations/eventOutbox``).
+/// added later needs a case here and a migration that re-creates the trigger with the longer list,
+/// as `ecdsa.aborted` came with ``Migrations/ecdsaEventOutbox``.
 package enum IntegratorEventKind: String, Sendable, CaseIterable {
     case recoveryStarted = "recovery.started"
     case recoveryCompleted = "recovery.completed"
@@ -18,6 +18,7 @@ package enum IntegratorEventKind: String, Sendable, CaseIterable {
     case walletCreated = "wallet.created"
     case walletEjected = "wallet.ejected"
     case otpFlowExhausted = "otpFlow.exhausted"
+    case ecdsaAborted = "ecdsa.aborted"
 
     /// The audit row kind the event is made of.
     package var auditKind: AuditEventKind {
@@ -33,6 +34,7 @@ package enum IntegratorEventKind: String, Sendable, CaseIterable {
         case .walletCreated: .walletCreated
         case .walletEjected: .walletEjected
         case .otpFlowExhausted: .otpExhausted
+        case .ecdsaAborted: .ecdsaAborted
         }
     }
 

@@ -22,6 +22,7 @@ struct ServerRoutes: Sendable {
         router.addRoutes(sessionRoutes, atPath: "/recovery/sessions")
         router.addRoutes(custodianRoutes, atPath: "/custodian")
         router.addRoutes(walletRoutes, atPath: "/wallets")
+        router.addRoutes(ecdsaRoutes, atPath: "/wallets/ecdsa")
         router.addRoutes(deviceRoutes, atPath: "/wallets")
     }
 

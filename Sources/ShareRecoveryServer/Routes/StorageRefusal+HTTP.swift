@@ -12,6 +12,11 @@ extension APIError {
             // The role's rule and words (ResharingCustodian), the same as a keeper in process gives.
             let refusal = ResharingCustodian.runningOperation(secondsLeft: [seconds])
             self.init(.conflict, APIErrorCode(.operationInProgress), refusal?.reason ?? "")
+        case .ecdsaSessionInProgress(let seconds):
+            self.init(
+                .conflict, APIErrorCode(.operationInProgress),
+                "an ECDSA pair setup or signing session of this account is running (another device or attempt); retry when it has ended, at the latest in \(seconds) s when its session expires"
+            )
         case .sessionIdTaken: self = .conflict("a session with this id exists already")
         case .sessionNotFinished: self = .conflict("the session is not finished")
         case .sessionChangedDuringConfirm: self = .conflict("the session changed while it was being confirmed")

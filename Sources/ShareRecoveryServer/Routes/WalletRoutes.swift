@@ -109,7 +109,7 @@ extension ServerRoutes {
     }
 
     /// The protocol session named in the path, for a `sign` token of its user (401 before 404 before 403).
-    private func authorisedProtocolSession(
+    func authorisedProtocolSession(
         _ request: Request, _ context: ServerRequestContext, _ kind: ProtocolSessionRecord.Kind
     ) async throws -> ProtocolSessionRecord {
         let token = try await verifiedToken(request)

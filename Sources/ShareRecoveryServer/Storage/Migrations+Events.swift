@@ -9,16 +9,15 @@ extension Migrations {
     /// `state` is `pending`, `delivered` or `dead`; `next_attempt_at` and `claimed_until` are Unix
     /// milliseconds. A worker claims a pending row by setting `claimed_by` and `claimed_until`; a claim
     /// whose time passed (its process was killed) is taken over.
-    /// The audit row kinds this migration's trigger copies, frozen as released (a test holds them equal
-    /// to ``IntegratorEventKind``'s: a new kind needs a migration that re-creates the trigger).
+    /// The audit row kinds this migration's trigger copies, frozen as released (a new kind needs a
+    /// migration that re-creates the trigger, as ``ecdsaEventOutbox`` does).
     static let eventOutboxAuditKinds = [
         "recoveryStarted", "recoveryCompleted", "recoveryFailed", "methodAdded", "methodRotated", "methodDeleted",
         "deviceAdded", "deviceRemoved", "walletCreated", "walletEjected", "otpExhausted",
     ]
 
     static var eventOutbox: [String] {
-        let kinds = eventOutboxAuditKinds.map { "'\($0)'" }.joined(separator: ", ")
-        return [
+        [
             """
             CREATE TABLE event_outbox (
                 seq {int} PRIMARY KEY,
@@ -36,12 +35,6 @@ extension Migrations {
             """,
             "CREATE INDEX event_outbox_state ON event_outbox (state, account, seq)",
             """
-            {sqlite}CREATE TRIGGER audit_events_outbox AFTER INSERT ON audit_events WHEN NEW.event IN (\(kinds)) BEGIN
-                INSERT INTO event_outbox (seq, id, account, kind, state, attempts, next_attempt_at)
-                VALUES (NEW.seq, 'evt_' || lower(hex(substr(NEW.hash, 1, 16))), NEW.account, NEW.event, 'pending', 0, 0);
-            END
-            """,
-            """
             {postgres}CREATE FUNCTION event_outbox_append() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 INSERT INTO event_outbox (seq, id, account, kind, state, attempts, next_attempt_at)
@@ -50,6 +43,33 @@ extension Migrations {
                 RETURN NULL;
             END
             $$
+            """,
+        ] + outboxTriggers(copying: eventOutboxAuditKinds)
+    }
+
+    /// The audit row kinds the outbox trigger copies since the ECDSA migration: `ecdsaAborted` too,
+    /// frozen as released. A test holds the newest list equal to ``IntegratorEventKind``'s.
+    static let ecdsaEventOutboxAuditKinds = eventOutboxAuditKinds + ["ecdsaAborted"]
+
+    /// The kinds the newest outbox trigger copies.
+    static var announcedAuditKinds: [String] { ecdsaEventOutboxAuditKinds }
+
+    /// The outbox trigger re-created to announce ECDSA signing aborts (docs/server.md, "Integrator
+    /// events"); the function it runs is unchanged.
+    static var ecdsaEventOutbox: [String] {
+        ["{sqlite}DROP TRIGGER audit_events_outbox", "{postgres}DROP TRIGGER audit_events_outbox ON audit_events"]
+            + outboxTriggers(copying: ecdsaEventOutboxAuditKinds)
+    }
+
+    /// The trigger on `audit_events` that copies the rows of `kinds` into the outbox, in each dialect.
+    private static func outboxTriggers(copying kinds: [String]) -> [String] {
+        let kinds = kinds.map { "'\($0)'" }.joined(separator: ", ")
+        return [
+            """
+            {sqlite}CREATE TRIGGER audit_events_outbox AFTER INSERT ON audit_events WHEN NEW.event IN (\(kinds)) BEGIN
+                INSERT INTO event_outbox (seq, id, account, kind, state, attempts, next_attempt_at)
+                VALUES (NEW.seq, 'evt_' || lower(hex(substr(NEW.hash, 1, 16))), NEW.account, NEW.event, 'pending', 0, 0);
+            END
             """,
             """
             {postgres}CREATE TRIGGER audit_events_outbox AFTER INSERT ON audit_events

@@ -174,6 +174,8 @@ enum Migrations {
         walletDevices,
         auditHead,
         eventOutbox,
+        ecdsaPairSetups,
+        ecdsaEventOutbox,
     ]
 
     /// The statements of a migration in a dialect.

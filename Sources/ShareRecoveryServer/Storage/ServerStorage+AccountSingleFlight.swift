@@ -7,25 +7,39 @@ import ShareRecovery
 /// to read them and a running backup may be about to store them.
 extension ServerStorage {
     /// Takes the account's lock for the rest of `transaction` (a PostgreSQL advisory lock; SQLite's one
-    /// writer already is one) and says whether a backup or recovery of the account is running. Call it before any other lock of the
-    /// transaction, so every holder takes the account's lock first and no lock-order cycle can form.
-    /// - Returns: `operationInProgress` while one runs, else `nil`.
+    /// writer already is one) and says whether a backup or recovery of the account is running, or, with
+    /// `kinds` naming them, an ECDSA pair setup or signing session. Call it before any other lock of
+    /// the transaction, so every holder takes the account's lock first and no lock-order cycle can form.
+    /// - Returns: `operationInProgress` while a resharing session runs, `ecdsaSessionInProgress` while
+    ///   only an ECDSA one does, else `nil`.
     /// - Parameters:
     ///   - clientId: The account (the integrator's user id is the custodian's client id).
     ///   - now: The request's time; an expired session no longer counts.
-    static func runningOperation(of clientId: String, now: Int64, in transaction: any SQLTransaction) async throws
-        -> StorageRefusal?
-    {
+    ///   - kinds: The kinds of session that count (a backup or recovery by default).
+    ///   - superseding: A kind whose open sessions of the account end first, under the lock: a fresh
+    ///     ECDSA pair setup replaces one its device never finished.
+    static func runningOperation(
+        of clientId: String, now: Int64, in transaction: any SQLTransaction,
+        kinds: [ProtocolSessionRecord.Kind] = [.resharing], superseding: ProtocolSessionRecord.Kind? = nil
+    ) async throws -> StorageRefusal? {
         try await transaction.lock("resharing \(clientId)")
+        if let superseding {
+            try await transaction.query(
+                "UPDATE protocol_sessions SET state = 'done', sealed_state = ? WHERE client_id = ? AND protocol = ? AND state = 'open'",
+                .blob([]), .text(clientId), .text(superseding.rawValue))
+        }
+        let placeholders = kinds.map { _ in "?" }.joined(separator: ", ")
         let running = try await transaction.query(
             """
-            SELECT expires_at FROM protocol_sessions
-            WHERE client_id = ? AND protocol = 'resharing' AND state IN ('open', 'finished') AND expires_at > ?
+            SELECT protocol, expires_at FROM protocol_sessions
+            WHERE client_id = ? AND protocol IN (\(placeholders)) AND state IN ('open', 'finished') AND expires_at > ?
             ORDER BY expires_at DESC
             """,
-            .text(clientId), .integer(now))
+            [.text(clientId)] + kinds.map { .text($0.rawValue) } + [.integer(now)])
+        if let resharing = try running.first(where: { try $0.text("protocol") == "resharing" }) {
+            return .operationInProgress(secondsLeft: max(try resharing.integer("expires_at") - now, 1))
+        }
         guard let latest = running.first else { return nil }
-        let seconds = max(try latest.integer("expires_at") - now, 1)
-        return .operationInProgress(secondsLeft: seconds)
+        return .ecdsaSessionInProgress(secondsLeft: max(try latest.integer("expires_at") - now, 1))
     }
 }

@@ -86,7 +86,10 @@ extension ServerStorage {
             let deleted = try await transaction.query(
                 "DELETE FROM wallet_devices WHERE client_id = ? AND device_id = ? RETURNING set_id", .text(clientId),
                 .text(deviceId))
-            guard !deleted.isEmpty else { return .notFound }
+            guard let setId = try deleted.first?.text("set_id") else { return .notFound }
+            // Its ECDSA pair setup with the custodian is bound to the set that stops signing.
+            try await transaction.query(
+                "DELETE FROM ecdsa_pair_setups WHERE client_id = ? AND set_id = ?", .text(clientId), .text(setId))
             guard try await Self.spend(token, in: transaction) else {
                 throw StorageRefusal.tokenSpent
             }

@@ -36,6 +36,12 @@ extension ServerStorage {
             try await transaction.query("DELETE FROM signing_shares WHERE client_id = ?", .text(clientId))
             // The added devices' sets (docs/devices.md) go too: the key they share has left.
             try await Self.dropWalletDevices(clientId: clientId, in: transaction)
+            // ECDSA with the custodian ends with its share: its pair setups and unfinished sessions go.
+            try await Self.dropPairSetups(clientId: clientId, in: transaction)
+            try await transaction.query(
+                "DELETE FROM protocol_sessions WHERE client_id = ? AND protocol IN (?, ?)", .text(clientId),
+                .text(ProtocolSessionRecord.Kind.ecdsaPairSetup.rawValue),
+                .text(ProtocolSessionRecord.Kind.ecdsaSigning.rawValue))
             try await transaction.query(
                 "DELETE FROM protocol_sessions WHERE client_id = ? AND protocol = ? AND state = ?", .text(clientId),
                 .text(ProtocolSessionRecord.Kind.signing.rawValue), .text(ProtocolSessionRecord.State.open.rawValue))

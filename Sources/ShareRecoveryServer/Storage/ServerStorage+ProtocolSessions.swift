@@ -2,17 +2,18 @@ import ShareCrypto
 import ShareRecovery
 
 /// A row of `protocol_sessions`, the one session store of every multi-round protocol the custodian
-/// takes part in: resharing (docs/formats.md §3), DKG (§10), signing (§11) and device add
-/// (docs/devices.md). A resharing session's binding holds its purpose, method, plan, public dealings
-/// and expected set; its sealed state holds the session key and the custodian role's `Opened` state
-/// while open, its `Pending` state once finished, and nothing once done (confirmed).
+/// takes part in: resharing (docs/formats.md §3), DKG (§10), signing (§11), device add
+/// (docs/devices.md), and ECDSA pair setups and signatures (§12, docs/ecdsa.md). A resharing
+/// session's binding holds its purpose, method, plan, public dealings and expected set; its sealed
+/// state holds the session key and the custodian role's `Opened` state while open, its `Pending`
+/// state once finished, and nothing once done (confirmed).
 struct ProtocolSessionRecord: Sendable {
     /// Which protocol role the sealed state belongs to (what each kind is to the server:
     /// `ProtocolSessionKind.swift`).
-    enum Kind: String, Sendable, CaseIterable { case resharing, dkg, signing, deviceAdd }
-    /// `open`, then (resharing only) `finished`, then `done`; `done` rows keep no secret and wait for
-    /// expiry, so a retried request learns what happened (a confirmed resharing session answers a
-    /// retried confirm as the first one did).
+    enum Kind: String, Sendable, CaseIterable { case resharing, dkg, signing, deviceAdd, ecdsaPairSetup, ecdsaSigning }
+    /// `open`, then (resharing, and an ECDSA signature after its round 2) `finished`, then `done`;
+    /// `done` rows keep no secret and wait for expiry, so a retried request learns what happened (a
+    /// confirmed resharing session answers a retried confirm as the first one did).
     enum State: String, Sendable { case open, finished, done }
 
     let id: String
@@ -39,19 +40,24 @@ extension ProtocolSessionRecord {
 /// The session store. A session advances by compare-and-swap on its state, in the same transaction as
 /// what the step produces, so a replayed or concurrent request finds it advanced and is refused.
 extension ServerStorage {
-    /// Stores a new session with its `started` audit rows. With `oneSessionPerAccount`, while another
-    /// of the account's resharing sessions is open or finished (and not expired), a backup or recovery
-    /// of the account is running from some device, and this one is refused; the check and the insert
-    /// share one transaction under the account's lock (`runningOperation(of:now:in:)`), so two
-    /// servers on one database cannot both admit one.
-    /// - Throws: `StorageRefusal.sessionIdTaken` for an id in use, `.operationInProgress`.
+    /// Stores a new session with its `started` audit rows. While another of the account's sessions of
+    /// the kinds `refusedBeside` names is open or finished (and not expired), this one is refused (a
+    /// backup or recovery of the account is running from some device, or an ECDSA session); the check
+    /// and the insert share one transaction under the account's lock
+    /// (`runningOperation(of:now:in:kinds:)`), so two servers on one database cannot both admit one.
+    /// - Throws: `StorageRefusal.sessionIdTaken` for an id in use, `.operationInProgress`,
+    ///   `.ecdsaSessionInProgress`.
     func openProtocolSession(
-        _ session: ProtocolSessionRecord, oneSessionPerAccount: Bool, now: Int64, started: [AuditEvent]
+        _ session: ProtocolSessionRecord, refusedBeside kinds: [ProtocolSessionRecord.Kind], now: Int64,
+        started: [AuditEvent]
     ) async throws {
         try await transaction { transaction in
             let running =
-                oneSessionPerAccount
-                ? try await Self.runningOperation(of: session.clientId, now: now, in: transaction) : nil
+                kinds.isEmpty
+                ? nil
+                : try await Self.runningOperation(
+                    of: session.clientId, now: now, in: transaction, kinds: kinds,
+                    superseding: session.kind.supersedesUnfinished ? session.kind : nil)
             guard try await Self.insert(transaction, session) else { throw StorageRefusal.sessionIdTaken }
             // After the insert, so an id in use is told as such; the refusal rolls the insert back.
             if let running { throw running }
@@ -118,11 +124,14 @@ extension ServerStorage {
     /// signature share, and only if the custodian's signing set is still the one the session signs for.
     /// - Returns: `false` when the session is no longer open: the nonce was used (`nonceReused`).
     /// - Throws: `StorageRefusal.signingSetChanged` after a recovery or a device removal since it opened.
-    func completeSigning(id: String, clientId: String, setId: String, now: Int64, released: AuditEvent) async throws
-        -> Bool
-    {
+    /// - Parameter from: The state the session signs from: `open` for FROST, `finished` (after round 2)
+    ///   for ECDSA.
+    func completeSigning(
+        id: String, clientId: String, setId: String, from: ProtocolSessionRecord.State = .open, now: Int64,
+        released: AuditEvent
+    ) async throws -> Bool {
         try await transaction { transaction in
-            guard try await Self.advance(transaction, id: id, now: now) else { return false }
+            guard try await Self.advance(transaction, id: id, from: from, now: now) else { return false }
             // The primary set or an added device's (docs/devices.md); a removed device's set is gone.
             guard try await Self.currentSetIds(clientId: clientId, in: transaction).contains(setId) else {
                 throw StorageRefusal.signingSetChanged

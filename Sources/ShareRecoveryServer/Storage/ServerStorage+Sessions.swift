@@ -52,6 +52,8 @@ extension ServerStorage {
                 try await transaction.query("DELETE FROM signing_shares WHERE client_id = ?", .text(session.clientId))
                 // Added devices were reshared from sets that stop signing now (docs/devices.md).
                 try await Self.dropWalletDevices(clientId: session.clientId, in: transaction)
+                // ECDSA pair setups are bound to the sets that stop signing (docs/ecdsa.md).
+                try await Self.dropPairSetups(clientId: session.clientId, in: transaction)
                 for share in newShares {
                     try await transaction.query(
                         "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)",

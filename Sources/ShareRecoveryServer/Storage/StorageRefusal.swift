@@ -5,6 +5,9 @@ enum StorageRefusal: Error, Sendable, Equatable {
     /// A backup or recovery of the account is running (docs/server.md, "One at a time per account");
     /// its session expires in `secondsLeft` seconds at the latest.
     case operationInProgress(secondsLeft: Int64)
+    /// An ECDSA pair setup or signing session of the account is running (one at a time per account);
+    /// it ends with its last round or its abort, or expires in `secondsLeft` seconds at the latest.
+    case ecdsaSessionInProgress(secondsLeft: Int64)
     /// A session with the chosen id exists already.
     case sessionIdTaken
     /// A resharing session is confirmed only once finished.

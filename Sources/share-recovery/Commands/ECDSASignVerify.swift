@@ -1,8 +1,10 @@
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 
 // `sign --mode ecdsa` and `verify --mode ecdsa`: threshold ECDSA by DKLs23 (docs/formats.md §12,
-// docs/ecdsa.md), offline, and its check by libsecp256k1's ordinary ECDSA verifier.
+// docs/ecdsa.md), offline or with a reference server's custodian, and its check by libsecp256k1's
+// ordinary ECDSA verifier.
 
 /// What `--mode ecdsa` refuses in both commands.
 private enum ECDSAUsage {
@@ -12,14 +14,14 @@ private enum ECDSAUsage {
 
 extension SignCommand {
     /// Every signer's role in this process: the pair setups first (they depend on the pair of
-    /// shares only, so they are made here and dropped afterwards), then the three rounds.
-    func signECDSA() throws {
-        guard server == nil, store == nil, userId == nil, tokenFile == nil, passcodeFile == nil else {
-            throw CLIError.usage(
-                "--server is not available yet for --mode ecdsa (nor --store, --user-id, --token-file, --passcode-file): mode ecdsa signs offline only, with t --signing-share files"
-            )
-        }
+    /// shares only, so they are made here and dropped afterwards), then the three rounds. With
+    /// `--server`, the device's share and the server's custodian sign.
+    func signECDSA() async throws {
         guard !tweakOptions.taproot else { throw CLIError.usage(ECDSAUsage.taproot) }
+        if server != nil { return try await signECDSAWithServer() }
+        guard store == nil, userId == nil, tokenFile == nil, passcodeFile == nil else {
+            throw CLIError.usage("--user-id, --token-file, --store and --passcode-file go with --server")
+        }
         guard !signingShares.isEmpty else {
             throw CLIError.usage("give each signer's share with --signing-share (t of them)")
         }
@@ -31,6 +33,38 @@ extension SignCommand {
         let setups = try ThresholdECDSA.pairSetups(shares: shares)
         let (signature, signingKey) = try ThresholdECDSA.sign(
             shares: shares, setups: setups, digest: digest, path: path)
+        Self.printECDSA(signature, digest: digest, signingKey: signingKey)
+    }
+
+    /// The device's share (a file or its store's current share) signs with the server's custodian
+    /// over their pair setup, made here with the custodian first (a device keeps none between runs
+    /// yet), once more after an aborted attempt.
+    private func signECDSAWithServer() async throws {
+        try DeviceShareSource.checkUsage(
+            server: server, userId: userId, tokenFile: tokenFile, store: store, passcodeFile: passcodeFile,
+            signingShares: signingShares.count, purpose: "sign")
+        let path = try tweakOptions.tweaks().path
+        var share: ShareRecord
+        if let store, let passcodeFile {
+            share = try await DeviceShareSource.current(store: store, passcodeFile: passcodeFile)
+        } else {
+            share = try Files.readShare(signingShares[0])
+        }
+        guard share.curve == .secp256k1 else {
+            throw CLIError.usage(
+                ShareRecoveryError(
+                    .invalidParameters, "mode ecdsa signs on secp256k1 only; ed25519 signs in mode rfc9591"))
+        }
+        let digest = try (hash ?? .keccak256).digest(of: try Files.read(messageFile), file: messageFile)
+        // Checked above, before any file was read.
+        let client = HTTPWalletClient(baseURL: server!, tokenProvider: try TokenFile.provider(tokenFile!))
+        let (signature, _) = try await client.signECDSA(
+            share: share, setup: nil, clientId: userId!, digest: digest, path: path)
+        let signingKey = try DerivedKey(walletPublicKey: share.publicKey, path: path).publicKey
+        Self.printECDSA(signature, digest: digest, signingKey: signingKey)
+    }
+
+    private static func printECDSA(_ signature: ECDSASignature, digest: [UInt8], signingKey: Point) {
         Terminal.output(
             JSONWriter.write(
                 .object([

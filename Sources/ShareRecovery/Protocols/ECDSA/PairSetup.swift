@@ -20,6 +20,10 @@ public final class PairSetup: Sendable, CustomStringConvertible {
     /// Whether an aborted signature has discarded this setup (it can no longer sign).
     public var isDiscarded: Bool { setup.isDiscarded }
 
+    /// Discards the setup in memory, as an aborted signature does: for the abort the other party
+    /// reported (its check failed). Delete the stored form too and make a fresh setup.
+    public func discard() { setup.discard() }
+
     /// The versioned byte form (docs/ecdsa.md "Pair setup"): secret, to be sealed.
     /// - Throws: ``ShareRecoveryError/Code/ecdsaCheckFailed`` once discarded.
     public func rawRepresentation() throws(ShareRecoveryError) -> SecureBytes {
