@@ -51,12 +51,19 @@ final class EventDelivery: Service, Sendable {
         }
     }
 
-    /// Wall-clock Unix milliseconds: claims and retries are compared across processes, and receivers
-    /// check `webhook-timestamp` against their own clock.
+    /// This process's wall-clock Unix milliseconds: `webhook-timestamp`, which receivers check against
+    /// their own clocks, and SQLite's deciding time.
     static var nowMilliseconds: Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * 1_000 + Int64(now.tv_nsec) / 1_000_000
+    }
+
+    /// The deciding time for claims and retries, which the fleet's processes compare: the database's
+    /// on PostgreSQL (ServerStorage+Clock.swift), so a process whose clock runs ahead neither takes
+    /// over another's claim early nor retries early.
+    private func decidingNow() async throws -> Int64 {
+        try await storage.currentMilliseconds(process: Self.nowMilliseconds)
     }
 
     func run() async throws {
@@ -71,7 +78,7 @@ final class EventDelivery: Service, Sendable {
             }
             let claimed: Int
             do {
-                claimed = try await deliverDue(now: now)
+                claimed = try await deliverDue(now: try await decidingNow())
             } catch {
                 // The database is away: the claims it may hold run out, and the next look tries again.
                 logger.warning("event delivery cannot read the outbox", metadata: ["error": "\(error)"])
@@ -97,14 +104,14 @@ final class EventDelivery: Service, Sendable {
         let failure = await attempt(claim.event)
         do {
             guard let failure else {
-                try await storage.eventDelivered(sequence: claim.event.sequence, now: Self.nowMilliseconds)
+                try await storage.eventDelivered(sequence: claim.event.sequence, now: try await decidingNow())
                 metrics.eventDelivered()
                 return
             }
             let attempts = claim.attempts + 1
             let dead = try await storage.eventFailed(
                 sequence: claim.event.sequence, worker: worker, maximumAttempts: configuration.maximumAttempts,
-                nextAttemptAt: Self.nowMilliseconds + backoff(afterAttempts: attempts), error: failure)
+                nextAttemptAt: try await decidingNow() + backoff(afterAttempts: attempts), error: failure)
             metrics.eventAttemptFailed(dead: dead)
             logger.notice(
                 "event delivery failed",

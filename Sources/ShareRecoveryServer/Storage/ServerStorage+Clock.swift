@@ -25,3 +25,24 @@ extension ServerStorage {
         }
     }
 }
+
+extension ServerStorage {
+    /// Unix milliseconds by the same deciding clock, for the integrator events' claims and retries,
+    /// which the fleet's processes compare with each other: PostgreSQL's clock there, else `process`.
+    /// - Throws: A storage failure when PostgreSQL cannot be read.
+    func currentMilliseconds(process: @autoclosure () -> Int64) async throws -> Int64 {
+        switch dialect {
+        case .sqlite:
+            return process()
+        case .postgres:
+            let rows = try await read { transaction in
+                try await transaction.query(
+                    "SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT) AS database_now")
+            }
+            guard let row = rows.first else {
+                throw ShareRecoveryError(.storageFailure, "PostgreSQL returned no time")
+            }
+            return try row.integer("database_now")
+        }
+    }
+}
