@@ -183,14 +183,11 @@ struct DatabaseDeploymentTests {
             #expect(try await migrateDatabase(.postgres(url: url), logger: Self.quiet).applied == Migrations.all.count)
             #expect(try await refusal() == nil)
 
-            // An older schema: as before the integrator events' release (its migration undone).
+            // An older schema: as before the per-account audit chains' release (its migration undone).
             let last = Int64(Migrations.all.count)
-            #expect(Migrations.all.last == Migrations.eventOutbox)
+            #expect(Migrations.all.last == Migrations.auditChains)
             _ = try await inspector.transaction { transaction in
-                try await transaction.query("DROP TRIGGER audit_events_outbox ON audit_events")
-                try await transaction.query("DROP FUNCTION event_outbox_append()")
-                try await transaction.query("DROP TABLE event_outbox")
-                return try await transaction.query("DELETE FROM schema_migrations WHERE version = ?", .integer(last))
+                try await AuditTrailTests.undoAuditChains(in: transaction, version: last)
             }
             let older = try await refusal()
             #expect(
