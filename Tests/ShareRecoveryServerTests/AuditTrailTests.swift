@@ -471,9 +471,12 @@ struct AuditTrailTests {
                 "DELETE FROM audit_events WHERE seq = 7",
                 "UPDATE audit_chain_heads SET chain_position = 3, hash = (SELECT hash FROM audit_events WHERE seq = 5) WHERE account = 'odd'",
             ], expected: nil),
+        Tampering(
+            name: "the newest anchor deleted", statements: ["DELETE FROM audit_anchors WHERE seq = 2"],
+            expected: (.headMismatch, .anchors, 2)),
         // Caught by the operator's copy of the newest anchor only.
         Tampering(
-            name: "the newest anchor deleted",
+            name: "the newest anchor deleted, the anchors' head rewound",
             statements: [
                 "DELETE FROM audit_anchors WHERE seq = 2",
                 "UPDATE audit_anchor_head SET seq = 1, hash = (SELECT hash FROM audit_anchors WHERE seq = 1)",
@@ -570,6 +573,7 @@ struct AuditTrailTests {
             _ = try await storage.transaction { transaction in
                 try await transaction.query("DELETE FROM audit_anchors", [])
                 try await transaction.query("DELETE FROM audit_anchored", [])
+                try await transaction.query("UPDATE audit_anchor_head SET seq = 0", [])
             }
             #expect(try await AuditTrail.verify(storage).anchors == 0)
             let error = await #expect(throws: AuditChainError.self) {

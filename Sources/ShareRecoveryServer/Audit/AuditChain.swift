@@ -155,8 +155,9 @@ package struct AuditChainError: Error, Sendable, Equatable, CustomStringConverti
         /// `--anchor`) does not match: a chain lost its newest rows, or was rewritten from the anchored
         /// row on.
         case anchorMismatch
-        /// An account's chain does not end where its head record (`audit_chain_heads`) says: its newest
-        /// rows, written since the last anchor, were deleted (or the head record was edited).
+        /// An account's chain (or the anchors) does not end where its head record (`audit_chain_heads`,
+        /// `audit_anchor_head`) says: its newest rows, written since the last anchor (or the newest
+        /// anchors), were deleted, or the head record was edited.
         case headMismatch
         /// The database has no audit trail: not a share-recovery server database, or one older than the
         /// migration that adds it (start a current server on it once).

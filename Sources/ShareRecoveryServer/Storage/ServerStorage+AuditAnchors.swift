@@ -83,6 +83,15 @@ extension ServerStorage {
         }
     }
 
+    /// The anchors' own head: the newest anchor's sequence and hash (0 before the first anchor).
+    func auditAnchorHead() async throws -> AuditAnchor? {
+        try await read { transaction in
+            try await transaction.query("SELECT seq, hash FROM audit_anchor_head WHERE id = 1").first.map { row in
+                AuditAnchor(chain: .anchors, sequence: try row.integer("seq"), hash: try row.blob("hash"))
+            }
+        }
+    }
+
     /// Every account chain's head record: its newest row's position and hash, by account.
     func auditChainHeads() async throws -> [String: AuditAnchor] {
         try await read { transaction in
