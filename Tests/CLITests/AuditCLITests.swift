@@ -58,16 +58,20 @@ struct AuditCLITests {
                     .cipherTextRead, account: index % 2 == 0 ? "u-2" : "u-1", requestId: "r\(index)",
                     at: 1_764_000_000 + Int64(index), detail: detail))
         }
+        #expect(try await storage.writeAuditAnchor(at: 1_764_000_010))
 
         let intact = try CLIRunner.run("share-recovery", ["audit", "verify", "--database", argument])
         #expect(intact.status == 0, "\(intact.stderr)")
         let report = try StrictJSON.parse(Array(intact.stdout.utf8))
         #expect(report["intact"] == .bool(true) && report["rows"] == .number("5"))
+        #expect(
+            report["chains"] == .number("2") && report["anchors"] == .number("1")
+                && report["unanchored"] == .number("0"))
         guard case .string(let anchor)? = report["head"]?["anchor"] else {
             Issue.record("no anchor in \(intact.stdout)")
             return
         }
-        #expect(anchor.hasPrefix("5:"))
+        #expect(anchor.hasPrefix("anchor:1:"))
         #expect(
             try CLIRunner.run("share-recovery", ["audit", "verify", "--database", argument, "--anchor", anchor]).status
                 == 0)
@@ -104,7 +108,10 @@ struct AuditCLITests {
         let broken = try CLIRunner.run("share-recovery", ["audit", "verify", "--database", argument])
         #expect(broken.status == 1)
         #expect(broken.stdout.isEmpty)
-        #expect(broken.stderr.hasPrefix("error: rowsMissing: row 2 is missing"), "\(broken.stderr)")
+        // Row 2 was u-2's first.
+        #expect(
+            broken.stderr.hasPrefix(#"error: rowsMissing: row 1 of account "u-2"'s chain is missing"#),
+            "\(broken.stderr)")
     }
 
     @Test("verify names a missing database and one without an audit trail")

@@ -274,7 +274,8 @@ struct AuditTrailTests {
             let storage = try world.inspector()
             let verification = try await AuditTrail.verify(storage)
             await storage.close()
-            #expect(verification.count == Int64(rows.count) && verification.head?.hash == rows.last?.hash)
+            #expect(
+                verification.count == Int64(rows.count) && verification.chains == Set(rows.map(\.account)).count)
             let listing = try await world.send(
                 .GET, "/users/\(alice)/audit-events?limit=200", headers: world.webhookHeaders)
             #expect(listing.status == 200)
@@ -398,142 +399,238 @@ struct AuditTrailTests {
     struct Tampering: Sendable, CustomTestStringConvertible {
         let name: String
         let statements: [String]
-        /// `nil`: the chain still verifies (without an anchor).
-        let expected: (AuditChainError.Code, Int64)?
+        /// `nil`: the trail still verifies (without an external anchor).
+        let expected: (AuditChainError.Code, AuditChainName, Int64)?
         var testDescription: String { name }
     }
 
+    /// Against ``withChain(_:_:)``: account `odd` holds rows 1, 3, 5, 7 (positions 1…4), `even` rows
+    /// 2, 4, 6, 8; anchor 1 names positions 2, anchor 2 positions 3; positions 4 are unanchored.
     static let tamperings: [Tampering] = [
         Tampering(
-            name: "a middle row deleted", statements: ["DELETE FROM audit_events WHERE seq = 3"],
-            expected: (.rowsMissing, 3)),
+            name: "a middle row of one account deleted", statements: ["DELETE FROM audit_events WHERE seq = 3"],
+            expected: (.rowsMissing, .account("odd"), 2)),
         Tampering(
-            name: "the first row deleted", statements: ["DELETE FROM audit_events WHERE seq = 1"],
-            expected: (.rowsMissing, 1)),
-        Tampering(
-            name: "a row's account edited", statements: ["UPDATE audit_events SET account = 'mallory' WHERE seq = 4"],
-            expected: (.rowEdited, 4)),
+            name: "an account's first row deleted", statements: ["DELETE FROM audit_events WHERE seq = 1"],
+            expected: (.rowsMissing, .account("odd"), 1)),
         Tampering(
             name: "a row's time edited", statements: ["UPDATE audit_events SET at = at + 1 WHERE seq = 2"],
-            expected: (.rowEdited, 2)),
+            expected: (.rowEdited, .account("even"), 1)),
         Tampering(
-            name: "two rows swapped",
+            name: "a row's detail edited", statements: ["UPDATE audit_events SET detail = '{}' WHERE seq = 5"],
+            expected: (.rowEdited, .account("odd"), 3)),
+        Tampering(
+            name: "a row moved to another account",
+            statements: ["UPDATE audit_events SET account = 'even', chain_position = 5 WHERE seq = 7"],
+            expected: (.rowEdited, .account("even"), 5)),
+        Tampering(
+            name: "two rows of one account swapped",
             statements: [
-                "UPDATE audit_events SET seq = 100 WHERE seq = 2", "UPDATE audit_events SET seq = 2 WHERE seq = 3",
-                "UPDATE audit_events SET seq = 3 WHERE seq = 100",
-            ], expected: (.rowsReordered, 2)),
+                "UPDATE audit_events SET chain_position = 100 WHERE seq = 3",
+                "UPDATE audit_events SET chain_position = 2 WHERE seq = 5",
+                "UPDATE audit_events SET chain_position = 3 WHERE seq = 3",
+            ], expected: (.rowsReordered, .account("odd"), 2)),
         Tampering(
-            name: "a row deleted and the rest renumbered",
+            name: "a row deleted and the account's later rows renumbered",
             statements: [
-                "DELETE FROM audit_events WHERE seq = 3", "UPDATE audit_events SET seq = 3 WHERE seq = 4",
-                "UPDATE audit_events SET seq = 4 WHERE seq = 5", "UPDATE audit_events SET seq = 5 WHERE seq = 6",
-            ], expected: (.brokenLink, 3)),
+                "DELETE FROM audit_events WHERE seq = 3", "UPDATE audit_events SET chain_position = 2 WHERE seq = 5",
+                "UPDATE audit_events SET chain_position = 3 WHERE seq = 7",
+                "UPDATE audit_chain_heads SET chain_position = 3 WHERE account = 'odd'",
+            ], expected: (.brokenLink, .account("odd"), 2)),
         Tampering(
-            name: "the newest row deleted", statements: ["DELETE FROM audit_events WHERE seq = 6"], expected: nil),
+            name: "an account's unanchored newest row deleted", statements: ["DELETE FROM audit_events WHERE seq = 7"],
+            expected: (.headMismatch, .account("odd"), 4)),
+        Tampering(
+            name: "an account's anchored newest rows deleted, its head record rewound",
+            statements: [
+                "DELETE FROM audit_events WHERE seq IN (5, 7)",
+                "UPDATE audit_chain_heads SET chain_position = 2, hash = (SELECT hash FROM audit_events WHERE seq = 3) WHERE account = 'odd'",
+            ], expected: (.anchorMismatch, .account("odd"), 3)),
+        Tampering(
+            name: "an account's whole chain deleted",
+            statements: [
+                "DELETE FROM audit_events WHERE account = 'even'",
+                "DELETE FROM audit_chain_heads WHERE account = 'even'",
+            ], expected: (.anchorMismatch, .account("even"), 3)),
+        Tampering(
+            name: "an anchor edited", statements: ["UPDATE audit_anchors SET at = at + 1 WHERE seq = 1"],
+            expected: (.rowEdited, .anchors, 1)),
+        Tampering(
+            name: "the first anchor deleted", statements: ["DELETE FROM audit_anchors WHERE seq = 1"],
+            expected: (.rowsMissing, .anchors, 1)),
+        Tampering(
+            name: "two anchors swapped",
+            statements: [
+                "UPDATE audit_anchors SET seq = 100 WHERE seq = 1", "UPDATE audit_anchors SET seq = 1 WHERE seq = 2",
+                "UPDATE audit_anchors SET seq = 2 WHERE seq = 100",
+            ], expected: (.rowsReordered, .anchors, 1)),
+        // The documented blind spot between anchors: the row and its head record together.
+        Tampering(
+            name: "an unanchored newest row deleted with its head record rewound",
+            statements: [
+                "DELETE FROM audit_events WHERE seq = 7",
+                "UPDATE audit_chain_heads SET chain_position = 3, hash = (SELECT hash FROM audit_events WHERE seq = 5) WHERE account = 'odd'",
+            ], expected: nil),
+        Tampering(
+            name: "the newest anchor deleted", statements: ["DELETE FROM audit_anchors WHERE seq = 2"],
+            expected: (.headMismatch, .anchors, 2)),
+        // Caught by the operator's copy of the newest anchor only.
+        Tampering(
+            name: "the newest anchor deleted, the anchors' head rewound",
+            statements: [
+                "DELETE FROM audit_anchors WHERE seq = 2",
+                "UPDATE audit_anchor_head SET seq = 1, hash = (SELECT hash FROM audit_anchors WHERE seq = 1)",
+            ], expected: nil),
     ]
 
     @Test(
-        "deleting, editing or reordering a row makes verification fail naming it", arguments: TestBackend.allCases,
-        tamperings)
+        "deleting, editing or reordering a row or an anchor makes verification fail naming it",
+        arguments: TestBackend.allCases, tamperings)
     func tampering(backend: TestBackend, tampering: Tampering) async throws {
-        try await Self.withChain(backend, rows: 6) { storage, rows in
+        try await Self.withChain(backend) { storage, anchor in
             try await storage.transaction { transaction in
                 for statement in tampering.statements { try await transaction.query(statement, []) }
             }
-            // The head recorded before the change is the anchor a careful operator kept.
-            let anchor = AuditAnchor(sequence: 6, hash: rows[5].hash)
-            guard let (code, sequence) = tampering.expected else {
-                #expect(try await AuditTrail.verify(storage).count == 5)
+            guard let (code, chain, sequence) = tampering.expected else {
+                let verified = try await AuditTrail.verify(storage)
+                #expect(verified.count == (verified.anchors == 2 ? 7 : 8) && verified.chains == 2)
+                if verified.anchors == 2 {
+                    // The row went with its head record, after the newest anchor: nothing shows it.
+                    #expect(verified.unanchored == 1 && verified.head == anchor)
+                    return
+                }
+                // The operator kept the newest anchor before the change.
                 let error = await #expect(throws: AuditChainError.self) {
                     try await AuditTrail.verify(storage, anchors: [anchor])
                 }
-                #expect(
-                    error?.code == .anchorMismatch && error?.sequence == 6 && error?.reason.contains("row 6") == true)
+                #expect(error?.code == .anchorMismatch && error?.chain == .anchors && error?.sequence == 2)
+                #expect(error?.reason.contains("anchor 2") == true, "\(String(describing: error))")
                 return
             }
             let error = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage) }
-            #expect(error?.code == code && error?.sequence == sequence, "\(String(describing: error))")
-            #expect(error?.reason.contains("row \(sequence)") == true, "\(String(describing: error))")
+            #expect(
+                error?.code == code && error?.chain == chain && error?.sequence == sequence,
+                "\(String(describing: error))")
+            #expect(error?.reason.contains(chain.row(sequence)) == true, "\(String(describing: error))")
         }
     }
 
     @Test(
-        "an append after the newest row was deleted links to the deleted row, so the gap shows",
+        "an append after an account's newest row was deleted links to the deleted row, so the gap shows",
         arguments: TestBackend.allCases)
     func appendAfterDeletedHead(backend: TestBackend) async throws {
-        try await Self.withChain(backend, rows: 4) { storage, rows in
+        try await Self.withChain(backend) { storage, _ in
+            let deleted = try #require(try await storage.auditChain(after: 6, limit: 1).first)
             _ = try await storage.transaction { transaction in
-                try await transaction.query("DELETE FROM audit_events WHERE seq = 4", [])
+                try await transaction.query("DELETE FROM audit_events WHERE seq = 7", [])
             }
             try await storage.recordAudit(
-                AuditEvent(.custodianSharesServed, account: "late", requestId: "r5", at: 2_000))
+                AuditEvent(.custodianSharesServed, account: "odd", requestId: "r9", at: 2_000))
             let error = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage) }
-            // Row 4 is gone and row 5 follows it: a gap, named at the first missing row.
-            #expect(error?.code == .rowsMissing && error?.sequence == 4, "\(String(describing: error))")
-            let appended = try await storage.auditChain(after: 4, limit: 10)
-            #expect(appended.map(\.sequence) == [5] && appended.first?.previousHash == rows[3].hash)
+            #expect(
+                error?.code == .rowsMissing && error?.chain == .account("odd") && error?.sequence == 4,
+                "\(String(describing: error))")
+            let appended = try await storage.auditChain(after: 8, limit: 10)
+            #expect(appended.map(\.position) == [5] && appended.first?.previousHash == deleted.hash)
         }
     }
 
     @Test(
-        "the chain's head is seeded from the newest row when a database that has rows is migrated",
-        arguments: TestBackend.allCases)
-    func headSeededFromNewestRow(backend: TestBackend) async throws {
-        try await Self.withChain(backend, rows: 3) { storage, rows in
-            // The database as a server before the head's migration left it: rows, no head.
-            let version = Int64(try #require(Migrations.all.firstIndex(of: Migrations.auditHead)) + 1)
-            try await storage.transaction { transaction in
-                try await transaction.query("DROP TABLE audit_head", [])
-                if storage.dialect == .postgres {
-                    try await transaction.query("DROP TABLE audit_pending", [])
-                    try await transaction.query("DROP FUNCTION audit_chain_append()", [])
-                } else {
-                    try await transaction.query("DROP TRIGGER audit_events_head", [])
-                }
-                try await transaction.query("DELETE FROM schema_migrations WHERE version = ?", [.integer(version)])
-            }
-            try await storage.migrate()
-            try await storage.recordAudit(
-                AuditEvent(.custodianSharesServed, account: "next", requestId: "r4", at: 2_000))
-            let chain = try await storage.auditChain(after: 0, limit: 10)
-            #expect(chain.count == 4 && chain[3].previousHash == rows[2].hash)
-            #expect(try await AuditTrail.verify(storage).count == 4)
-        }
-    }
-
-    @Test(
-        "an intact chain verifies, with or without its anchors; a rewritten one fails its anchor",
+        "an intact trail verifies, with or without the operator's anchors; a rewritten chain fails its anchor",
         arguments: TestBackend.allCases)
     func anchors(backend: TestBackend) async throws {
-        try await Self.withChain(backend, rows: 6) { storage, rows in
+        try await Self.withChain(backend) { storage, anchor in
             let intact = try await AuditTrail.verify(storage)
-            #expect(intact.count == 6 && intact.head == AuditAnchor(sequence: 6, hash: rows[5].hash))
-            let anchors = [AuditAnchor(sequence: 2, hash: rows[1].hash), AuditAnchor(sequence: 6, hash: rows[5].hash)]
-            #expect(try await AuditTrail.verify(storage, anchors: anchors).count == 6)
-            // Row 4 edited and every later row re-chained: consistent, but not the anchored head.
-            var previous = rows[2].hash
-            for row in rows[3...] {
-                let account = row.sequence == 4 ? "mallory" : row.account
+            #expect(intact.count == 8 && intact.chains == 2 && intact.anchors == 2 && intact.unanchored == 2)
+            #expect(intact.head == anchor && AuditAnchor(anchor.text) == anchor && anchor.text.hasPrefix("anchor:2:"))
+            let first = try #require(try await storage.auditAnchors(after: 0, limit: 1).first)
+            let anchors = [AuditAnchor(chain: .anchors, sequence: 1, hash: first.hash), anchor]
+            #expect(try await AuditTrail.verify(storage, anchors: anchors).count == 8)
+            // odd's position 2 edited and every later row re-chained, its head record too: consistent,
+            // but not what the anchors named.
+            let odd = try await storage.auditChain(after: 0, limit: 100).filter { $0.account == "odd" }
+            var previous = odd[0].hash
+            for row in odd[1...] {
+                let requestId = row.position == 2 ? "forged" : row.requestId
                 let hash = AuditChain.hash(
-                    previous: previous, at: row.at, account: account, event: row.event, requestId: row.requestId,
+                    previous: previous, at: row.at, account: row.account, event: row.event, requestId: requestId,
                     detail: row.detail)
                 let link = previous
                 _ = try await storage.transaction { transaction in
                     try await transaction.query(
-                        "UPDATE audit_events SET account = ?, previous_hash = ?, hash = ? WHERE seq = ?",
-                        [.text(account), .blob(link), .blob(hash), .integer(row.sequence)])
+                        "UPDATE audit_events SET request_id = ?, previous_hash = ?, hash = ? WHERE seq = ?",
+                        [.text(requestId), .blob(link), .blob(hash), .integer(row.sequence)])
+                    try await transaction.query(
+                        "UPDATE audit_chain_heads SET hash = ? WHERE account = 'odd'", [.blob(hash)])
                 }
                 previous = hash
             }
-            #expect(try await AuditTrail.verify(storage).count == 6)
-            let error = await #expect(throws: AuditChainError.self) {
-                try await AuditTrail.verify(storage, anchors: anchors)
+            let rewritten = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage) }
+            // Named at the newest anchored row, 3: the rewrite began there or earlier.
+            #expect(
+                rewritten?.code == .anchorMismatch && rewritten?.chain == .account("odd") && rewritten?.sequence == 3)
+            // And the anchors deleted too: only the operator's anchor shows it.
+            _ = try await storage.transaction { transaction in
+                try await transaction.query("DELETE FROM audit_anchors", [])
+                try await transaction.query("DELETE FROM audit_anchored", [])
+                try await transaction.query("UPDATE audit_anchor_head SET seq = 0", [])
             }
-            #expect(error?.code == .anchorMismatch && error?.sequence == 6)
+            #expect(try await AuditTrail.verify(storage).anchors == 0)
+            let error = await #expect(throws: AuditChainError.self) {
+                try await AuditTrail.verify(storage, anchors: [anchor])
+            }
+            #expect(error?.code == .anchorMismatch && error?.chain == .anchors && error?.sequence == 2)
         }
     }
 
-    @Test("the chain's hash is SHA-256 over the previous hash and the length-prefixed fields")
+    @Test(
+        "the per-account chains' migration keeps the rows of the single chain verifying, and the first anchor names its newest row",
+        arguments: TestBackend.allCases)
+    func migrationKeepsSingleChain(backend: TestBackend) async throws {
+        try await TestWorld.withStorage(backend) { storage in
+            // The database as the previous release left it: the per-account chains' migration undone,
+            // rows in one chain.
+            let version = Int64(try #require(Migrations.all.firstIndex(of: Migrations.auditChains)) + 1)
+            try await storage.transaction { transaction in
+                try await Self.undoAuditChains(in: transaction, version: version)
+                var previous = AuditChain.genesis
+                for sequence in Int64(1)...3 {
+                    let hash = AuditChain.hash(
+                        previous: previous, at: 500 + sequence, account: "old", event: "methodAdded",
+                        requestId: "o\(sequence)", detail: "{}")
+                    try await transaction.query(
+                        """
+                        INSERT INTO audit_events (seq, at, account, event, request_id, detail, previous_hash, hash)
+                        VALUES (?, ?, 'old', 'methodAdded', ?, '{}', ?, ?)
+                        """,
+                        [
+                            .integer(sequence), .integer(500 + sequence), .text("o\(sequence)"), .blob(previous),
+                            .blob(hash),
+                        ])
+                    previous = hash
+                }
+            }
+            #expect(try await AuditTrail.verify(storage).count == 3)
+            try await storage.migrate()
+            for account in ["old", "new"] {
+                try await storage.recordAudit(AuditEvent(.methodRotated, account: account, requestId: "n", at: 600))
+            }
+            let rows = try await storage.auditChain(after: 0, limit: 10)
+            #expect(rows.map(\.position) == [nil, nil, nil, 1, 1] && rows.map(\.sequence) == [1, 2, 3, 4, 5])
+            #expect(try await storage.writeAuditAnchor(at: 700))
+            #expect(try await !storage.writeAuditAnchor(at: 701))
+            let verified = try await AuditTrail.verify(storage)
+            #expect(verified.count == 5 && verified.chains == 2 && verified.anchors == 1 && verified.unanchored == 0)
+            // The single chain's newest row is anchored: deleting it now shows.
+            _ = try await storage.transaction { transaction in
+                try await transaction.query("DELETE FROM audit_events WHERE seq = 3", [])
+            }
+            let error = await #expect(throws: AuditChainError.self) { try await AuditTrail.verify(storage) }
+            #expect(error?.code == .anchorMismatch && error?.chain == .legacy && error?.sequence == 3)
+        }
+    }
+
+    @Test("the hashes: rows over the previous hash and length-prefixed fields, anchors likewise over their heads")
     func hashEncoding() {
         // Built here byte by byte from docs/server.md's description, not with the encoder under test.
         var expected = Array("SRAU".utf8) + [1, 0, 0, 0, 0, 0x69, 0x2A, 0x5B, 0x80]
@@ -553,12 +650,25 @@ struct AuditTrailTests {
         #expect(
             AuditChain.encoding(at: 1, account: "ab", event: "c", requestId: "", detail: "")
                 != AuditChain.encoding(at: 1, account: "a", event: "bc", requestId: "", detail: ""))
+        let heads = #"{"chains":[{"account":"a","position":1,"hash":"\#(String(repeating: "ab", count: 32))"}]}"#
+        let anchorEncoding =
+            Array("SRAN".utf8) + [1, 0, 0, 0, 0, 0, 0, 0, 7] + [0, 0, 0, UInt8(heads.utf8.count)] + Array(heads.utf8)
+        #expect(
+            AuditAnchorRecord.hash(previous: previous, at: 7, heads: heads) == SHA256.hash(previous + anchorEncoding))
+        #expect(
+            AuditAnchorRecord(text: heads)
+                == AuditAnchorRecord(legacy: nil, chains: [.init(account: "a", position: 1, hash: previous)]))
+        #expect(AuditAnchorRecord(text: heads)?.text == heads)
         #expect(
             AuditAnchor("6:" + String(repeating: "ab", count: 32))
                 == AuditAnchor(sequence: 6, hash: [UInt8](repeating: 0xAB, count: 32)))
+        #expect(
+            AuditAnchor("anchor:6:" + String(repeating: "ab", count: 32))
+                == AuditAnchor(chain: .anchors, sequence: 6, hash: [UInt8](repeating: 0xAB, count: 32)))
         for bad in [
             "6", "0:" + String(repeating: "a", count: 64), "6:" + String(repeating: "a", count: 63), "x:y",
-            "6:" + String(repeating: "g", count: 64),
+            "6:" + String(repeating: "g", count: 64), "anchors:6:" + String(repeating: "a", count: 64),
+            "anchor:0:" + String(repeating: "a", count: 64),
         ] {
             #expect(AuditAnchor(bad) == nil, "\(bad)")
         }
@@ -567,7 +677,7 @@ struct AuditTrailTests {
     // MARK: Concurrency
 
     @Test(
-        "concurrent appends on two servers keep one chain, on PostgreSQL in fewer commits than rows",
+        "concurrent appends on two servers keep every account's chain, on PostgreSQL in fewer commits than rows",
         arguments: TestBackend.allCases)
     func concurrentAppends(backend: TestBackend) async throws {
         let (tasks, requests) = backend == .postgres ? (48, 8) : (12, 5)
@@ -577,7 +687,8 @@ struct AuditTrailTests {
                     group.addTask {
                         for request in 0..<requests {
                             let answer = try await world.send(
-                                .POST, "/webhook/backup/fetch", json: .object([("clientId", .string("c\(task)"))]),
+                                .POST, "/webhook/backup/fetch",
+                                json: .object([("clientId", .string("c\(task % 6)"))]),
                                 headers: world.webhookHeaders + [("X-Request-Id", "t\(task)-r\(request)")],
                                 server: task + request)
                             #expect(answer.status == 200)
@@ -587,10 +698,15 @@ struct AuditTrailTests {
                 try await group.waitForAll()
             }
             let rows = try await world.auditRows()
-            #expect(rows.map(\.sequence) == Array(1...Int64(tasks * requests)))
+            #expect(Set(rows.map(\.sequence)).count == tasks * requests)
             #expect(Set(rows.map(\.requestId)).count == tasks * requests)
+            for account in 0..<6 {
+                let chain = rows.filter { $0.account == "c\(account)" }
+                #expect(chain.map(\.position) == (1...Int64(chain.count)).map { $0 })
+            }
             let storage = try world.inspector()
-            #expect(try await AuditTrail.verify(storage).count == Int64(tasks * requests))
+            let verified = try await AuditTrail.verify(storage)
+            #expect(verified.count == Int64(tasks * requests) && verified.chains == 6)
             if backend == .postgres {
                 // The served shares' rows were joined (AuditBatches): fewer commits than rows.
                 let commits = try await storage.read { transaction in
@@ -600,6 +716,82 @@ struct AuditTrailTests {
                 #expect(try #require(commits) < Int64(tasks * requests))
             }
             await storage.close()
+        }
+    }
+
+    /// Signals between a test and a transaction it holds open.
+    final class Gate: Sendable {
+        private let stream: AsyncStream<Void>
+        private let continuation: AsyncStream<Void>.Continuation
+
+        init() { (stream, continuation) = AsyncStream.makeStream() }
+        func open() { continuation.yield() }
+        func wait() async { for await _ in stream { return } }
+    }
+
+    @Test(
+        "an account's append holding its head does not hold another account's append; it holds its own account's",
+        arguments: TestBackend.allCases)
+    func appendsOfTwoAccountsDoNotSerialise(backend: TestBackend) async throws {
+        try await TestWorld.withStorage(backend) { storage in
+            guard storage.dialect == .postgres else {
+                // SQLite has one writer, so every transaction serialises anyway; what holds is that no
+                // shared row moves: one head record per account, the single head untouched.
+                let before = try await storage.read { try await $0.query("SELECT hash FROM audit_head", []) }
+                for account in ["a", "b", "a"] {
+                    try await storage.recordAudit(AuditEvent(.methodAdded, account: account, requestId: "x", at: 1))
+                }
+                let heads = try await storage.auditChainHeads()
+                #expect(heads.mapValues(\.sequence) == ["a": 2, "b": 1])
+                let after = try await storage.read { try await $0.query("SELECT hash FROM audit_head", []) }
+                #expect(try before.map { try $0.blob("hash") } == after.map { try $0.blob("hash") })
+                return
+            }
+            let holding = Gate()
+            let release = Gate()
+            // Account a's append, its head moved and locked (the deferred trigger fired now), kept open.
+            let held = Task { try await Self.holdAppend(storage, holding: holding, release: release) }
+            await holding.wait()
+            // Account b's append completes meanwhile (within 10 s, or the test fails and lets a go).
+            let other = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await storage.recordAudit(AuditEvent(.methodAdded, account: "b", requestId: "free", at: 2))
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(10))
+                    return false
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+            #expect(other, "account b's append waited for account a's")
+            // Account a's second append waits for the first.
+            let finished = Locked(false)
+            let same = Task {
+                try await storage.recordAudit(AuditEvent(.methodAdded, account: "a", requestId: "queued", at: 3))
+                finished.withLock { $0 = true }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(!finished.withLock { $0 }, "account a's appends did not queue on its head")
+            release.open()
+            try await held.value
+            try await same.value
+            let rows = try await storage.auditChain(after: 0, limit: 10)
+            #expect(rows.filter { $0.account == "a" }.map(\.requestId) == ["held", "queued"])
+            #expect(try await AuditTrail.verify(storage).count == 3)
+        }
+    }
+
+    /// Appends a row of account `a` in a transaction that moves the head at once (the deferred
+    /// trigger fired), opens `holding`, and commits only once `release` opens.
+    static func holdAppend<Storage: ServerStorage>(_ storage: Storage, holding: Gate, release: Gate) async throws {
+        try await storage.transaction { transaction in
+            try await Storage.appendAudit(
+                [AuditEvent(.methodAdded, account: "a", requestId: "held", at: 1)], in: transaction)
+            try await transaction.query("SET CONSTRAINTS ALL IMMEDIATE", [])
+            holding.open()
+            await release.wait()
         }
     }
 
@@ -731,24 +923,50 @@ struct AuditTrailTests {
         return false
     }
 
-    /// A fresh migrated database holding `rows` appended rows of two accounts.
-    static func withChain(
-        _ backend: TestBackend, rows count: Int, _ body: (any ServerStorage, [AuditRow]) async throws -> Void
-    )
+    /// Undoes the per-account chains' migration (numbered `version`): the schema of the release before it.
+    static func undoAuditChains(in transaction: any SQLTransaction, version: Int64) async throws {
+        for statement in [
+            "DROP INDEX audit_events_chain", "ALTER TABLE audit_events DROP COLUMN chain_position",
+            "DROP TABLE audit_chain_heads", "DROP TABLE audit_anchors", "DROP TABLE audit_anchor_head",
+            "DROP TABLE audit_anchored",
+        ] {
+            try await transaction.query(statement, [])
+        }
+        try await transaction.query("DELETE FROM schema_migrations WHERE version = ?", [.integer(version)])
+        if transaction.dialect == .postgres {
+            // The replaced append function stays: re-applying the migration replaces it again.
+            try await transaction.query("DROP SEQUENCE audit_events_seq", [])
+        } else {
+            for statement in Migrations.statements(Migrations.auditHead, dialect: .sqlite)
+            where statement.contains("CREATE TRIGGER") {
+                try await transaction.query(statement, [])
+            }
+        }
+    }
+
+    /// A fresh migrated database holding eight rows of two accounts, `odd` (rows 1, 3, 5, 7) and
+    /// `even` (2, 4, 6, 8), with an anchor written after row 4 and another after row 6; `body` gets the
+    /// newest anchor, as an operator would have kept it.
+    static func withChain(_ backend: TestBackend, _ body: (any ServerStorage, AuditAnchor) async throws -> Void)
         async throws
     {
         try await TestWorld.withStorage(backend) { storage in
-            for index in 1...count {
+            for index in 1...8 {
                 var detail = AuditEvent.Detail()
                 detail.count = index
                 try await storage.recordAudit(
                     AuditEvent(
                         .custodianSharesServed, account: index % 2 == 0 ? "even" : "odd", requestId: "r\(index)",
                         at: 1_000 + Int64(index), detail: detail))
+                if index == 4 || index == 6 {
+                    try #require(try await storage.writeAuditAnchor(at: 1_000 + Int64(index)))
+                }
             }
             let rows = try await storage.auditChain(after: 0, limit: 100)
-            try #require(rows.count == count)
-            try await body(storage, rows)
+            try #require(rows.map(\.sequence) == Array(1...8))
+            let verified = try await AuditTrail.verify(storage)
+            let anchor = try #require(verified.head)
+            try await body(storage, anchor)
         }
     }
 }

@@ -183,12 +183,11 @@ struct DatabaseDeploymentTests {
             #expect(try await migrateDatabase(.postgres(url: url), logger: Self.quiet).applied == Migrations.all.count)
             #expect(try await refusal() == nil)
 
-            // An older schema: as before the ECDSA abort event's release, its version row removed. That
-            // migration only re-creates the outbox trigger, so the --migrate start below runs it again.
+            // An older schema: as before the per-account audit chains' release (its migration undone).
             let last = Int64(Migrations.all.count)
-            #expect(Migrations.all.last == Migrations.ecdsaEventOutbox)
+            #expect(Migrations.all.last == Migrations.auditChains)
             _ = try await inspector.transaction { transaction in
-                try await transaction.query("DELETE FROM schema_migrations WHERE version = ?", .integer(last))
+                try await AuditTrailTests.undoAuditChains(in: transaction, version: last)
             }
             let older = try await refusal()
             #expect(

@@ -1,11 +1,17 @@
 import ShareCrypto
+import ShareRecovery
 
-/// One row of `audit_events` as stored, read back without interpretation (a row that was edited may
-/// hold anything, and the verifier must still be able to say so).
+/// One row of `audit_events` (or of `audit_anchors`, read alike) as stored, read back without
+/// interpretation (a row that was edited may hold anything, and the verifier must still be able to say so).
 package struct AuditRow: Sendable, Equatable {
-    /// Position in the chain: 1, 2, 3, … with no gap. An index for reading; the order itself is
+    /// The row's place among all rows: increasing, unique, with gaps since the per-account chains
+    /// (a rolled-back append leaves one on PostgreSQL). The rows of the single chain written before
+    /// them are numbered 1, 2, 3, … with no gap. An index for reading and listing; the order itself is
     /// protected by the hash links, not by this number.
     package let sequence: Int64
+    /// The row's place in its account's chain, 1, 2, 3, … with no gap; `nil` for a row of the single
+    /// chain written before the per-account chains (docs/server.md, "The hash chains").
+    package let position: Int64?
     package let at: Int64
     package let account: String
     package let event: String
@@ -17,9 +23,10 @@ package struct AuditRow: Sendable, Equatable {
 
     package init(
         sequence: Int64, at: Int64, account: String, event: String, requestId: String, detail: String,
-        previousHash: [UInt8], hash: [UInt8]
+        previousHash: [UInt8], hash: [UInt8], position: Int64? = nil
     ) {
         self.sequence = sequence
+        self.position = position
         self.at = at
         self.account = account
         self.event = event
@@ -30,12 +37,14 @@ package struct AuditRow: Sendable, Equatable {
     }
 }
 
-/// The hash chain of the audit trail: one global chain over every account's rows, so deleting any row
-/// but the newest breaks a link, and a verifier holding an earlier head (an anchor) also notices the
-/// newest rows going.
+/// The hash chains of the audit trail: one per account (server events without an account have the
+/// account `""`, a chain like any other), each row linking to its account's previous row, so that
+/// appends of different accounts never wait on one another; and the chain of anchors
+/// (AuditAnchorRecord.swift), which commits to every chain's head now and then. The rows written
+/// before the per-account chains form one chain over every account, verified as it was written.
 ///
-/// `hash = SHA-256(previous row's hash ‖ encoding)`, where the first row's previous hash is 32 zero
-/// bytes and `encoding` is `"SRAU" ‖ 0x01 ‖ at (8 bytes, big-endian two's complement) ‖ account ‖ event ‖
+/// `hash = SHA-256(previous row's hash ‖ encoding)`, where a chain's first row's previous hash is 32
+/// zero bytes and `encoding` is `"SRAU" ‖ 0x01 ‖ at (8 bytes, big-endian two's complement) ‖ account ‖ event ‖
 /// requestId ‖ detail`, each text as its UTF-8 bytes after a 4-byte big-endian length. The lengths
 /// make the encoding injective: no two rows encode alike.
 package enum AuditChain {
@@ -45,12 +54,18 @@ package enum AuditChain {
 
     /// The canonical bytes of a row's fields.
     static func encoding(at: Int64, account: String, event: String, requestId: String, detail: String) -> [UInt8] {
+        encoding(magic: magic, at: at, texts: [account, event, requestId, detail])
+    }
+
+    /// `magic ‖ at (8 bytes, big-endian two's complement) ‖ each text as a 4-byte big-endian length and
+    /// its UTF-8 bytes`: the shape of both a row's and an anchor's encoding.
+    static func encoding(magic: [UInt8], at: Int64, texts: [String]) -> [UInt8] {
         var bytes = magic
         let time = UInt64(bitPattern: at)
         for shift in stride(from: 56, through: 0, by: -8) {
             bytes.append(UInt8(truncatingIfNeeded: time >> UInt64(shift)))
         }
-        for text in [account, event, requestId, detail] {
+        for text in texts {
             let utf8 = Array(text.utf8)
             let count = UInt32(utf8.count)
             bytes += [UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]
@@ -80,68 +95,136 @@ package enum AuditChain {
     }
 }
 
-/// Why `audit verify` refuses a chain: the first broken row, by sequence, and what is wrong with it.
+/// Which chain of the audit trail a row or an error belongs to.
+package enum AuditChainName: Sendable, Hashable, CustomStringConvertible {
+    /// The single chain over every account written before the per-account chains (numbered by sequence).
+    case legacy
+    /// One account's chain (`""`: the server's own events), numbered by position.
+    case account(String)
+    /// The chain of anchors, numbered by anchor sequence.
+    case anchors
+
+    /// How a reason names row `number` of this chain.
+    func row(_ number: Int64) -> String {
+        switch self {
+        case .legacy: "row \(number)"
+        case .account(let account): "row \(number) of account \(Self.quoted(account))'s chain"
+        case .anchors: "anchor \(number)"
+        }
+    }
+
+    /// How a reason names rows `first…last`.
+    func rows(_ first: Int64, _ last: Int64) -> String {
+        guard first != last else { return row(first) }
+        switch self {
+        case .legacy: return "rows \(first)…\(last)"
+        case .account(let account): return "rows \(first)…\(last) of account \(Self.quoted(account))'s chain"
+        case .anchors: return "anchors \(first)…\(last)"
+        }
+    }
+
+    package var description: String {
+        switch self {
+        case .legacy: "the chain before the per-account chains"
+        case .account(let account): "account \(Self.quoted(account))'s chain"
+        case .anchors: "the anchors"
+        }
+    }
+
+    /// An account id as a reason shows it: JSON-quoted, so that the empty (server) account and odd
+    /// bytes stay readable.
+    static func quoted(_ account: String) -> String {
+        account.isEmpty ? "\"\" (the server's events)" : JSONWriter.write(.string(account))
+    }
+}
+
+/// Why `audit verify` refuses the trail: the first broken row found, its chain, and what is wrong with it.
 package struct AuditChainError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable code.
     package enum Code: String, Sendable {
         /// The row's hash does not match its own fields: it was edited after it was written.
         case rowEdited
-        /// Sequence numbers are missing before this row: rows were deleted.
+        /// Numbers are missing before this row in its chain: rows were deleted.
         case rowsMissing
-        /// The row's previous hash is that of another stored row: rows were moved.
+        /// The row's previous hash is that of another stored row of its chain: rows were moved.
         case rowsReordered
         /// The row's previous hash is that of no stored row: its predecessor was deleted (and the later
         /// rows renumbered to hide the gap), or edited and given a recomputed hash.
         case brokenLink
-        /// An anchor (a sequence and hash recorded earlier) does not match: the chain lost its newest
-        /// rows, or was rewritten from the anchored row on.
+        /// An anchor (one of the database's anchor rows, or one recorded earlier and passed with
+        /// `--anchor`) does not match: a chain lost its newest rows, or was rewritten from the anchored
+        /// row on.
         case anchorMismatch
+        /// An account's chain (or the anchors) does not end where its head record (`audit_chain_heads`,
+        /// `audit_anchor_head`) says: its newest rows, written since the last anchor (or the newest
+        /// anchors), were deleted, or the head record was edited.
+        case headMismatch
         /// The database has no audit trail: not a share-recovery server database, or one older than the
         /// migration that adds it (start a current server on it once).
         case noAuditTrail
     }
 
     package let code: Code
-    /// The first row concerned (for `rowsMissing`, the first missing sequence number).
+    /// The chain concerned.
+    package let chain: AuditChainName
+    /// The first row concerned, by its number in `chain` (for `rowsMissing`, the first missing one).
     package let sequence: Int64
     /// What is wrong, naming the row; never a row's contents.
     package let reason: String
 
-    package init(_ code: Code, sequence: Int64, _ reason: String) {
+    package init(_ code: Code, chain: AuditChainName = .legacy, sequence: Int64, _ reason: String) {
         self.code = code
+        self.chain = chain
         self.sequence = sequence
         self.reason = reason
     }
 
-    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code && lhs.sequence == rhs.sequence }
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.code == rhs.code && lhs.chain == rhs.chain && lhs.sequence == rhs.sequence
+    }
 
     package var description: String { "\(code.rawValue): \(reason)" }
 }
 
-/// A sequence and hash recorded from an earlier `audit verify` (its `head`), kept outside the database:
-/// a later verification checks that the chain still holds that row, with that hash.
+/// A point recorded from an earlier `audit verify` (its `head`), kept outside the database: a later
+/// verification checks that the trail still holds it, with that hash. Either an anchor row
+/// (`anchor:<sequence>:<hash>`, what verify prints since the per-account chains) or a row of the
+/// chain written before them (`<sequence>:<hash>`, what earlier releases printed).
 package struct AuditAnchor: Sendable, Equatable {
+    package let chain: AuditChainName
     package let sequence: Int64
     package let hash: [UInt8]
 
-    /// Parses `<sequence>:<64 hex digits>`; `nil` when malformed.
+    /// Parses `anchor:<sequence>:<64 hex digits>` or `<sequence>:<64 hex digits>`; `nil` when malformed.
     package init?(_ text: String) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        var parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        var chain = AuditChainName.legacy
+        if parts.count == 3, parts[0] == "anchor" {
+            chain = .anchors
+            parts.removeFirst()
+        }
         guard parts.count == 2, let sequence = Int64(parts[0]), sequence >= 1, parts[1].utf8.count == 64,
             let hash = Hex.decode(String(parts[1]).lowercased())
         else { return nil }
+        self.chain = chain
         self.sequence = sequence
         self.hash = hash
     }
 
-    package init(sequence: Int64, hash: [UInt8]) {
+    package init(chain: AuditChainName = .legacy, sequence: Int64, hash: [UInt8]) {
+        self.chain = chain
         self.sequence = sequence
         self.hash = hash
+    }
+
+    /// The text `init?(_:)` parses.
+    package var text: String {
+        (chain == .anchors ? "anchor:" : "") + "\(sequence):\(Hex.encode(hash))"
     }
 }
 
-/// The walk of `audit verify`, one row at a time in sequence order: each row's own hash, the sequence
-/// without gaps, the link to the row before, and the anchors on the way.
+/// The walk of one chain, one row at a time in order: each row's own hash, the numbering without
+/// gaps, the link to the row before, and the anchors on the way.
 package struct AuditChainWalk: Sendable {
     /// What a row did to the walk.
     package enum Step: Sendable, Equatable {
@@ -152,71 +235,90 @@ package struct AuditChainWalk: Sendable {
         case linkMismatch(sequence: Int64, previousHash: [UInt8])
     }
 
+    package let chain: AuditChainName
     package private(set) var count: Int64 = 0
     package private(set) var head: AuditAnchor?
-    private var anchors: [Int64: [UInt8]]
+    /// The anchored hashes by row number (an anchor row and an operator's may both name one row).
+    private var anchors: [Int64: [[UInt8]]]
+    private let expectedHash: @Sendable (AuditRow) -> [UInt8]
 
-    package init(anchors: [AuditAnchor] = []) {
-        self.anchors = Dictionary(anchors.map { ($0.sequence, $0.hash) }) { first, _ in first }
+    /// - Parameters:
+    ///   - chain: The chain walked: a row's number is its `position` in an account's chain, else its `sequence`.
+    ///   - anchors: Rows of this chain that must be met, with these hashes.
+    ///   - expectedHash: The hash a row should carry (rows and anchors encode differently).
+    package init(
+        chain: AuditChainName = .legacy, anchors: [AuditAnchor] = [],
+        expectedHash: @escaping @Sendable (AuditRow) -> [UInt8] = AuditChain.expectedHash(of:)
+    ) {
+        self.chain = chain
+        self.anchors = Dictionary(grouping: anchors, by: \.sequence).mapValues { $0.map(\.hash) }
+        self.expectedHash = expectedHash
+    }
+
+    /// A row's number in this chain.
+    func number(of row: AuditRow) -> Int64 {
+        if case .account = chain { return row.position ?? 0 }
+        return row.sequence
     }
 
     package mutating func check(_ row: AuditRow) -> Step {
-        let expectedSequence = (head?.sequence ?? 0) + 1
+        let number = number(of: row)
+        let expected = (head?.sequence ?? 0) + 1
         guard row.previousHash.count == SHA256.outputCount, row.hash.count == SHA256.outputCount,
-            AuditChain.expectedHash(of: row) == row.hash
+            expectedHash(row) == row.hash
         else {
             return .broken(
                 AuditChainError(
-                    .rowEdited, sequence: row.sequence,
-                    "row \(row.sequence) does not match its hash: it was edited after it was written"))
+                    .rowEdited, chain: chain, sequence: number,
+                    "\(chain.row(number)) does not match its hash: it was edited after it was written"))
         }
-        guard row.sequence == expectedSequence else {
-            let range =
-                row.sequence - 1 == expectedSequence
-                ? "row \(expectedSequence) is" : "rows \(expectedSequence)…\(row.sequence - 1) are"
+        guard number == expected else {
+            let verb = number - 1 == expected ? "is" : "are"
             return .broken(
                 AuditChainError(
-                    .rowsMissing, sequence: expectedSequence, "\(range) missing (deleted) before row \(row.sequence)"))
+                    .rowsMissing, chain: chain, sequence: expected,
+                    "\(chain.rows(expected, number - 1)) \(verb) missing (deleted) before \(chain.row(number))"))
         }
         guard row.previousHash == (head?.hash ?? AuditChain.genesis) else {
-            return .linkMismatch(sequence: row.sequence, previousHash: row.previousHash)
+            return .linkMismatch(sequence: number, previousHash: row.previousHash)
         }
-        if let anchored = anchors.removeValue(forKey: row.sequence), anchored != row.hash {
+        if let anchored = anchors.removeValue(forKey: number), anchored.contains(where: { $0 != row.hash }) {
             return .broken(
                 AuditChainError(
-                    .anchorMismatch, sequence: row.sequence,
-                    "row \(row.sequence)'s hash is not the anchored one: the chain was rewritten from row \(row.sequence) on (or earlier)"
+                    .anchorMismatch, chain: chain, sequence: number,
+                    "\(chain.row(number))'s hash is not the anchored one: the chain was rewritten from \(chain.row(number)) on (or earlier)"
                 ))
         }
         count += 1
-        head = AuditAnchor(sequence: row.sequence, hash: row.hash)
+        head = AuditAnchor(chain: chain, sequence: number, hash: row.hash)
         return .intact
     }
 
     /// After the last row: an anchor beyond the end means the newest rows were deleted.
     package func finish() -> AuditChainError? {
         guard let missing = anchors.keys.min() else { return nil }
-        let end = head.map { "row \($0.sequence)" } ?? "no row"
+        let end = head.map { chain.row($0.sequence) } ?? "no row"
         return AuditChainError(
-            .anchorMismatch, sequence: missing,
-            "the chain ends at \(end), but row \(missing) was anchored: the newest rows were deleted")
+            .anchorMismatch, chain: chain, sequence: missing,
+            "\(chain) ends at \(end), but \(chain.row(missing)) was anchored: its newest rows were deleted")
     }
 
-    /// The error for a link mismatch, given the sequence of the row whose hash the previous hash is (if any).
-    package static func linkError(sequence: Int64, namedRow: Int64?) -> AuditChainError {
+    /// The error for a link mismatch, given the number of the row whose hash the previous hash is (if any).
+    package func linkError(sequence: Int64, namedRow: Int64?) -> AuditChainError {
         if let namedRow {
             return AuditChainError(
-                .rowsReordered, sequence: sequence,
-                "row \(sequence) follows row \(namedRow) in the chain, not row \(sequence - 1): rows were reordered")
+                .rowsReordered, chain: chain, sequence: sequence,
+                "\(chain.row(sequence)) follows \(chain.row(namedRow)), not \(chain.row(sequence - 1)): rows were reordered"
+            )
         }
         if sequence == 1 {
             return AuditChainError(
-                .brokenLink, sequence: 1,
-                "row 1 is not the first row of the chain: the first rows were deleted and the rest renumbered")
+                .brokenLink, chain: chain, sequence: 1,
+                "\(chain.row(1)) is not the first row of \(chain): the first rows were deleted and the rest renumbered")
         }
         return AuditChainError(
-            .brokenLink, sequence: sequence,
-            "row \(sequence) does not follow row \(sequence - 1): a row before it was deleted and the rest renumbered, or row \(sequence - 1) was edited and its hash recomputed"
+            .brokenLink, chain: chain, sequence: sequence,
+            "\(chain.row(sequence)) does not follow \(chain.row(sequence - 1)): a row before it was deleted and the rest renumbered, or \(chain.row(sequence - 1)) was edited and its hash recomputed"
         )
     }
 }

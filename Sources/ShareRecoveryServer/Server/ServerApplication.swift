@@ -101,7 +101,16 @@ func makeServerApplication(
         ServerRoutes(state: state).register(on: router)
         // After every route: it then runs only where no route took the request (MethodNotAllowedMiddleware.swift).
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
-        var services: [any Service] = [StorageService(storage: storage)]
+        var services: [any Service] = [
+            StorageService(storage: storage),
+            // After the storage's service, so it stops first.
+            AuditAnchoring(
+                storage: storage,
+                now: {
+                    try await storage.currentTime(
+                        processClock: configuration.clock, databaseOffset: configuration.databaseClockOffset())
+                }, logger: configuration.logger),
+        ]
         if let events = configuration.events, let eventsSigner {
             // After the storage's service: services stop in reverse order, so the worker stops first.
             services.append(

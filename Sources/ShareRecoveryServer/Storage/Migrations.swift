@@ -176,6 +176,7 @@ enum Migrations {
         eventOutbox,
         ecdsaPairSetups,
         ecdsaEventOutbox,
+        auditChains,
     ]
 
     /// The statements of a migration in a dialect.

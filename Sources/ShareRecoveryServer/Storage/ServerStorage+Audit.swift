@@ -1,47 +1,57 @@
 import ShareCrypto
 import ShareRecovery
 
-/// The audit trail: `audit_events`, one global hash chain (AuditChain.swift) appended in the
-/// transaction of the change it records.
+/// The audit trail: `audit_events`, one hash chain per account (AuditChain.swift) appended in the
+/// transaction of the change it records, and the anchors over every chain (AuditAnchorRecord.swift).
 extension ServerStorage {
-    /// Appends `events` at the end of the chain, inside the caller's transaction, so they commit or roll
-    /// back with the change they record. Each continues from the chain's head (`audit_head`, one row),
-    /// never from whatever row happens to be newest (Migrations+AuditHead.swift).
+    /// Appends `events` at the ends of their accounts' chains, inside the caller's transaction, so they
+    /// commit or roll back with the change they record. Each continues from its account's head
+    /// (`audit_chain_heads`, one row per account), never from whatever row happens to be newest
+    /// (Migrations+AuditChains.swift); no row is shared by every account.
     ///
-    /// - SQLite (one writer, statements in process): the head's read, then the row's insert, which a
-    ///   trigger copies into the head.
-    /// - PostgreSQL: the events go to `audit_pending`, and a deferred trigger moves the head and writes
-    ///   the rows during `COMMIT` (Migrations+AuditHead.swift), so the head's lock is not held across a
-    ///   round trip.
+    /// - SQLite (one writer, statements in process): the head's read, the row's insert, the head's upsert.
+    /// - PostgreSQL: the events go to `audit_pending`, and a deferred trigger moves each account's head
+    ///   and writes the rows during `COMMIT`, so a head's lock is not held across a round trip.
     ///
-    /// Call it as the transaction's last step: the head's lock is then taken after every other lock,
-    /// so it cannot close a lock-order cycle.
+    /// Call it as the transaction's last step: the heads' locks are then taken after every other lock.
+    /// Events are appended in account order (each account's own in the order given), so two
+    /// transactions that append for the same accounts take their heads in one order and cannot deadlock.
     static func appendAudit(_ events: [AuditEvent], in transaction: any SQLTransaction) async throws {
         guard !events.isEmpty else { return }
         // Counted by /metrics when (and only if) the transaction commits.
         CommittedEvents.current?.append(events)
+        let ordered = events.enumerated().sorted { ($0.element.account, $0.offset) < ($1.element.account, $1.offset) }
+            .map(\.element)
         switch transaction.dialect {
         case .postgres:
             // One statement for all of them (a batch of ``AuditBatches`` holds up to 64).
-            let values = events.flatMap { event in
+            let values = ordered.flatMap { event in
                 let (fields, encoding) = auditValues(event)
                 return fields + [.blob(encoding)]
             }
-            let rows = repeatElement("(?, ?, ?, ?, ?, ?)", count: events.count).joined(separator: ", ")
+            let rows = repeatElement("(?, ?, ?, ?, ?, ?)", count: ordered.count).joined(separator: ", ")
             try await transaction.query("\(pendingInsert) VALUES \(rows)", values)
         case .sqlite:
-            for event in events {
+            for event in ordered {
                 let (fields, encoding) = auditValues(event)
-                guard let head = try await transaction.query("SELECT seq, hash FROM audit_head WHERE id = 1").first
-                else { throw Self.noChainHead }
-                let previous = try head.blob("hash")
+                let head = try await transaction.query(
+                    "SELECT chain_position, hash FROM audit_chain_heads WHERE account = ?", .text(event.account)
+                ).first
+                let previous = try head?.blob("hash") ?? AuditChain.genesis
+                let position = (try head?.integer("chain_position") ?? 0) + 1
+                let hash = AuditChain.link(previous: previous, encoding: encoding)
                 try await transaction.query(
                     """
-                    INSERT INTO audit_events (seq, at, account, event, request_id, detail, previous_hash, hash)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO audit_events (seq, at, account, event, request_id, detail, previous_hash, hash, chain_position)
+                    VALUES ((SELECT COALESCE(MAX(seq), 0) + 1 FROM audit_events), ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
-                    [.integer(try head.integer("seq") + 1)] + fields
-                        + [.blob(previous), .blob(AuditChain.link(previous: previous, encoding: encoding))])
+                    fields + [.blob(previous), .blob(hash), .integer(position)])
+                try await transaction.query(
+                    """
+                    INSERT INTO audit_chain_heads (account, chain_position, previous_hash, hash) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (account) DO UPDATE SET chain_position = excluded.chain_position,
+                        previous_hash = excluded.previous_hash, hash = excluded.hash
+                    """, .text(event.account), .integer(position), .blob(previous), .blob(hash))
             }
         }
     }
@@ -62,12 +72,6 @@ extension ServerStorage {
                 .text(detail),
             ], encoding
         )
-    }
-
-    /// The head row is written by the migration that creates it; a database without it was not migrated.
-    private static var noChainHead: ShareRecoveryError {
-        ShareRecoveryError(
-            .storageFailure, "the audit chain has no head row (audit_head): the database's migrations did not run")
     }
 
     /// Appends events that go with no other change (a failure after its change rolled back), committed
@@ -117,38 +121,91 @@ extension ServerStorage {
     func auditEvents(account: String, after sequence: Int64, limit: Int) async throws -> [AuditRow] {
         try await read { transaction in
             try await transaction.query(
-                "SELECT * FROM audit_events WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?", .text(account),
+                "SELECT \(Self.auditColumns) FROM audit_events WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?",
+                .text(account),
                 .integer(sequence), .integer(Int64(limit))
             ).map(Self.auditRow)
         }
     }
 
-    /// Every account's rows after `sequence`, in chain order, at most `limit` (the verifier's pages).
+    /// Every row after `sequence`, in sequence order, at most `limit` (the order rows were appended in,
+    /// across accounts; for reading).
     func auditChain(after sequence: Int64, limit: Int) async throws -> [AuditRow] {
         try await read { transaction in
             try await transaction.query(
-                "SELECT * FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?", .integer(sequence),
+                "SELECT \(Self.auditColumns) FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?", .integer(sequence),
                 .integer(Int64(limit))
             ).map(Self.auditRow)
         }
     }
 
-    /// The sequence of the row whose hash is `hash`, if one is stored (to tell a reordered chain from a
-    /// broken one).
-    func auditSequence(ofHash hash: [UInt8]) async throws -> Int64? {
+    /// The rows of the single chain written before the per-account chains, after `sequence`, at most
+    /// `limit`; on a database without the per-account chains (`chains` false), all of its rows.
+    func legacyAuditChain(after sequence: Int64, limit: Int, chains: Bool) async throws -> [AuditRow] {
+        let query =
+            chains
+            ? "SELECT \(Self.auditColumns) FROM audit_events WHERE chain_position IS NULL AND seq > ? ORDER BY seq LIMIT ?"
+            : "SELECT seq, at, account, event, request_id, detail, previous_hash, hash FROM audit_events WHERE seq > ? ORDER BY seq LIMIT ?"
+        return try await read { transaction in
+            try await transaction.query(query, .integer(sequence), .integer(Int64(limit))).map(Self.auditRow)
+        }
+    }
+
+    /// The per-account chains' rows after row `position` of `account`, by account and then position,
+    /// at most `limit` (the verifier's pages, one chain after another).
+    func accountAuditChains(after account: String, position: Int64, limit: Int) async throws -> [AuditRow] {
         try await read { transaction in
-            try await transaction.query("SELECT seq FROM audit_events WHERE hash = ? ORDER BY seq LIMIT 1", .blob(hash))
-                .first?.integer("seq")
+            try await transaction.query(
+                """
+                SELECT \(Self.auditColumns) FROM audit_events WHERE chain_position IS NOT NULL
+                    AND (account > ? OR (account = ? AND chain_position > ?))
+                ORDER BY account, chain_position LIMIT ?
+                """, .text(account), .text(account), .integer(position), .integer(Int64(limit))
+            ).map(Self.auditRow)
+        }
+    }
+
+    /// The number of the row of `chain` whose hash is `hash`, if one is stored (to tell a reordered
+    /// chain from a broken one).
+    func auditNumber(ofHash hash: [UInt8], in chain: AuditChainName) async throws -> Int64? {
+        try await read { transaction in
+            switch chain {
+            case .legacy:
+                try await transaction.query(
+                    "SELECT seq AS number FROM audit_events WHERE chain_position IS NULL AND hash = ? ORDER BY seq LIMIT 1",
+                    .blob(hash)
+                ).first?.integer("number")
+            case .account(let account):
+                try await transaction.query(
+                    "SELECT chain_position AS number FROM audit_events WHERE account = ? AND chain_position IS NOT NULL AND hash = ? LIMIT 1",
+                    .text(account), .blob(hash)
+                ).first?.integer("number")
+            case .anchors:
+                try await transaction.query(
+                    "SELECT seq AS number FROM audit_anchors WHERE hash = ? ORDER BY seq LIMIT 1", .blob(hash)
+                ).first?.integer("number")
+            }
         }
     }
 
     /// Whether the database has the audit table (a database of a server that predates it has not).
     func hasAuditTrail() async throws -> Bool { try await hasTable("audit_events") }
 
+    /// Whether the database has the per-account chains (migration 13).
+    func hasAuditChains() async throws -> Bool { try await hasTable("audit_anchors") }
+
+    /// The columns an ``AuditRow`` is read from, named: on PostgreSQL a prepared `SELECT *` fails once
+    /// a migration adds a column, so a release never reads a table's rows by `*`.
+    private static var auditColumns: String {
+        "seq, at, account, event, request_id, detail, previous_hash, hash, chain_position"
+    }
+
     private static func auditRow(_ row: SQLRow) throws -> AuditRow {
-        AuditRow(
+        let position: Int64? =
+            if case .integer(let value)? = row.columns["chain_position"] { value } else { nil }
+        return AuditRow(
             sequence: try row.integer("seq"), at: try row.integer("at"), account: try row.text("account"),
             event: try row.text("event"), requestId: try row.text("request_id"), detail: try row.text("detail"),
-            previousHash: try row.blob("previous_hash"), hash: try row.blob("hash"))
+            previousHash: try row.blob("previous_hash"), hash: try row.blob("hash"), position: position)
     }
 }

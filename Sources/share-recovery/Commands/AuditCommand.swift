@@ -9,7 +9,7 @@ struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit", abstract: "Verify and read a reference server's audit trail (from its database).",
         discussion: helpText(
-            "The server appends one row per security-relevant event (tokens minted, wrong one-time codes, methods added, rotated or deleted, cipherTexts read, backups and recoveries started, completed, failed or aborted, custodian shares served, wallets created, signature shares released) to one hash chain in its database (docs/server.md, \"Audit trail\"). These commands read the database directly and change nothing; no row holds a secret.",
+            "The server appends one row per security-relevant event (tokens minted, wrong one-time codes, methods added, rotated or deleted, cipherTexts read, backups and recoveries started, completed, failed or aborted, custodian shares served, wallets created, signature shares released) to its account's hash chain in its database, and anchors every few seconds over the heads of all chains (docs/server.md, \"Audit trail\"). These commands read the database directly and change nothing; no row holds a secret.",
             examples: [
                 "share-recovery audit verify --database share-recovery.sqlite",
                 "share-recovery audit list --database share-recovery.sqlite --account user-1",
@@ -30,9 +30,9 @@ struct AuditCommand: AsyncParsableCommand {
 
     struct Verify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Walk the hash chain; exit 1 naming the first deleted, edited or reordered row.",
+            abstract: "Walk the hash chains; exit 1 naming the first deleted, edited or reordered row.",
             discussion: helpText(
-                "Checks every row's hash against its fields, the sequence for gaps and each row's link to the one before. Intact: prints {\"intact\": true, \"rows\": N, \"head\": {\"sequence\", \"hash\", \"anchor\"}} and exits 0. Broken: `error: <code>: <reason>` on stderr naming the row (rowEdited, rowsMissing, rowsReordered, brokenLink, anchorMismatch) and exit 1.\n\nA chain cannot show that its newest rows were cut off, or that every row from some point on was rewritten: keep the printed head's anchor (<sequence>:<hash>) somewhere the database's users cannot write (a ticket, another system's log) and pass it back with --anchor; that row must still be there, with that hash. (The anchor is a row's sequence and hash, not a secret.)",
+                "Checks the anchors, then every account's chain: each row's hash against its fields, the numbering for gaps, each row's link to the one before, that each chain still holds the row its newest anchor names and ends where its head record says. Rows written before the per-account chains form one chain, checked as before and named by the first anchor. Intact: prints {\"intact\": true, \"rows\": N, \"chains\": C, \"anchors\": A, \"unanchored\": U, \"head\": {\"sequence\", \"hash\", \"anchor\"}} and exits 0. Broken: `error: <code>: <reason>` on stderr naming the chain and row (rowEdited, rowsMissing, rowsReordered, brokenLink, anchorMismatch, headMismatch) and exit 1.\n\nThe database cannot show that it was rewritten as a whole (anchors included): keep the printed head's anchor (anchor:<sequence>:<hash>) somewhere the database's users cannot write (a ticket, another system's log) and pass it back with --anchor; that anchor must still be there, with that hash. Rows newer than the newest anchor (\"unanchored\") are vouched for only by their chains' head records (docs/server.md, \"What verify detects\"). An anchor is a sequence and a hash, not a secret.",
                 examples: [
                     "share-recovery audit verify --database share-recovery.sqlite",
                     "share-recovery audit verify --database share-recovery.sqlite --anchor \"$(cat last.anchor)\"",
@@ -41,14 +41,16 @@ struct AuditCommand: AsyncParsableCommand {
         @OptionGroup var databaseOptions: DatabaseOptions
         @Option(
             help:
-                "A head printed by an earlier verify, <sequence>:<hash>, that must still be in the chain (repeatable).")
+                "A head printed by an earlier verify, anchor:<sequence>:<hash> (or <sequence>:<hash> from a release before the per-account chains), that must still be there (repeatable)."
+        )
         var anchor: [String] = []
 
         func run() async throws {
             let anchors = try anchor.map { text in
                 guard let anchor = AuditAnchor(text) else {
                     throw CLIError.usage(
-                        "--anchor must be <sequence>:<64 hex digits>, as printed in head by an earlier verify")
+                        "--anchor must be anchor:<sequence>:<64 hex digits> (or <sequence>:<64 hex digits>), as printed in head by an earlier verify"
+                    )
                 }
                 return anchor
             }
@@ -57,12 +59,16 @@ struct AuditCommand: AsyncParsableCommand {
                 verified.head.map {
                     .object([
                         ("sequence", .number(String($0.sequence))), ("hash", .string(Hex.encode($0.hash))),
-                        ("anchor", .string("\($0.sequence):\(Hex.encode($0.hash))")),
+                        ("anchor", .string($0.text)),
                     ])
                 } ?? .null
             Terminal.output(
                 JSONWriter.write(
-                    .object([("intact", .bool(true)), ("rows", .number(String(verified.count))), ("head", head)])))
+                    .object([
+                        ("intact", .bool(true)), ("rows", .number(String(verified.count))),
+                        ("chains", .number(String(verified.chains))), ("anchors", .number(String(verified.anchors))),
+                        ("unanchored", .number(String(verified.unanchored))), ("head", head),
+                    ])))
         }
     }
 
