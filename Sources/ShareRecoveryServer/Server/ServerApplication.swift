@@ -68,7 +68,8 @@ func makeServerApplication(
             logger: configuration.logger)
     }
     do {
-        let keys = try DerivedKeys(masterKey: try SecretLoading.masterKey(masterKeySource))
+        let masterKey = try SecretLoading.masterKey(masterKeySource)
+        let keys = try DerivedKeys(masterKey: masterKey)
         let webhookSecret = try SecretLoading.webhookSecret(webhookSecretSource)
         let metricsToken = try configuration.metricsToken.map { source throws(ServerStartError) in
             try SecretLoading.webhookSecret(source, what: "the metrics token")
@@ -87,6 +88,15 @@ func makeServerApplication(
             configuration: configuration, storage: storage, keys: keys, webhookSecret: webhookSecret,
             otpSender: configuration.otpSender ?? FileOTPSender(path: "share-recovery-otp.jsonl"),
             custodianKey: custodianKey, metricsToken: metricsToken, drain: drain)
+        // Key ids only, never a value: what an operator compares across processes (docs/server.md,
+        // "Rotating secrets").
+        let keyIds: [(secret: String, keyId: String, values: Int)] =
+            [
+                ("masterKey", SecretRing.keyId(of: masterKey), 1),
+                ("webhookSecret", webhookSecret.keyId, webhookSecret.values.count),
+            ] + (metricsToken.map { [("metricsToken", $0.keyId, $0.values.count)] } ?? [])
+            + (eventsSigner.map { [("eventsSecret", $0.keyId, $0.count)] } ?? [])
+        for key in keyIds { state.metrics.secret(key.secret, keyId: key.keyId, values: key.values) }
 
         let router = Router(context: ServerRequestContext.self)
         // First: its span covers every other middleware, and the webhook calls a route makes are its children.
@@ -117,7 +127,9 @@ func makeServerApplication(
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 state.serverStarted(port: port)
-                configuration.logger.info("share-recovery server listening", metadata: ["port": "\(port)"])
+                var metadata: Logger.Metadata = ["port": "\(port)"]
+                for key in keyIds { metadata["\(key.secret)KeyId"] = "\(key.keyId)" }
+                configuration.logger.info("share-recovery server listening", metadata: metadata)
                 onStarted(port)
             },
             logger: configuration.logger)

@@ -17,6 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --migrate --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --database postgres://recovery@127.0.0.1/recovery --database-pool-size 16 --database-statement-timeout 15 --database-lock-timeout 5 --database-idle-in-transaction-timeout 30 --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --metrics-token-file metrics.token",
+                "share-recovery serve --webhook-secret-file webhook.secrets --metrics-token-file metrics.tokens",
                 "share-recovery serve --host 0.0.0.0 --drain-seconds 10",
                 "share-recovery serve --otp-address-limit-scale 100",
                 "share-recovery serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8 --trusted-proxy fd00::/8",
@@ -40,14 +41,19 @@ struct ServeCommand: AsyncParsableCommand {
             "File with the 64-hex-digit master key (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file)."
     )
     var masterKeyFile: String?
-    @Option(help: "File with the webhook secret (else $SHARE_RECOVERY_WEBHOOK_SECRET; SQLite: a generated demo file).")
+    @Option(
+        help: ArgumentHelp(
+            "File with the webhook secret, one value a line: the first is sent, all are accepted (else $SHARE_RECOVERY_WEBHOOK_SECRET; SQLite: a generated demo file).",
+            discussion:
+                "To rotate without downtime: add the new value as the second line on every server, then move it first, then remove the old one (docs/server.md, \"Rotating secrets\"). The start's log line names the value signed with by its key id, never by the value."
+        ))
     var webhookSecretFile: String?
     @Option(help: "The integrator's webhook base URL (default: this server's own /webhook).") var webhookBase: String?
     @Option(help: "File the one-time codes are appended to (JSON lines).") var otpFile = "share-recovery-otp.jsonl"
     @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
     @Option(
         help:
-            "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics (default: /metrics is off)."
+            "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics, one a line, all accepted (default: /metrics is off)."
     )
     var metricsTokenFile: String?
     @Option(help: "Devices a wallet may have, the one that created or recovered it included (docs/devices.md).")
