@@ -96,6 +96,9 @@ func makeServerApplication(
                 ("webhookSecret", webhookSecret.keyId, webhookSecret.values.count),
             ] + (metricsToken.map { [("metricsToken", $0.keyId, $0.values.count)] } ?? [])
             + (eventsSigner.map { [("eventsSecret", $0.keyId, $0.count)] } ?? [])
+            + ((configuration.otpSender as? WebhookOTPSender).map {
+                [("otpWebhookSecret", $0.keyId, $0.secretCount)]
+            } ?? [])
         for key in keyIds { state.metrics.secret(key.secret, keyId: key.keyId, values: key.values) }
 
         let router = Router(context: ServerRequestContext.self)

@@ -24,6 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --trusted-proxy 192.0.2.10 --trusted-proxy-header forwarded",
                 "share-recovery serve --webhook-base https://integrator.example/hooks --webhook-timeout 30",
                 "share-recovery serve --events-url https://integrator.example/events --events-secret-file events.secrets",
+                "share-recovery serve --otp-webhook https://sms-gateway.internal/otp --otp-webhook-secret-file otp-webhook.secrets",
             ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
@@ -50,7 +51,18 @@ struct ServeCommand: AsyncParsableCommand {
     var webhookSecretFile: String?
     @Option(help: "The integrator's webhook base URL (default: this server's own /webhook).") var webhookBase: String?
     @Option(help: "File the one-time codes are appended to (JSON lines).") var otpFile = "share-recovery-otp.jsonl"
-    @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
+    @Option(
+        help: ArgumentHelp(
+            "Deliver one-time codes by POSTing to this URL instead of the file, signed per Standard Webhooks (needs --otp-webhook-secret-file).",
+            discussion:
+                "Each POST carries webhook-id (the flow's id), webhook-timestamp and webhook-signature, as integrator events do; the gateway verifies them before it sends the code (docs/server.md, \"The OTP webhook\")."
+        ))
+    var otpWebhook: String?
+    @Option(
+        help:
+            "File of whsec_<base64> secrets, one a line; the first signs the one-time codes sent to --otp-webhook, the others wait for a rotation."
+    )
+    var otpWebhookSecretFile: String?
     @Option(
         help:
             "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics, one a line, all accepted (default: /metrics is off)."
@@ -103,6 +115,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard (eventsUrl == nil) == (eventsSecretFile == nil) else {
             throw ValidationError("--events-url and --events-secret-file go together.")
         }
+        guard (otpWebhook == nil) == (otpWebhookSecretFile == nil) else {
+            throw ValidationError(
+                "--otp-webhook and --otp-webhook-secret-file go together: the gateway must be able to tell the server's codes from anyone else's."
+            )
+        }
         guard (1...100).contains(eventsMaxAttempts) else {
             throw ValidationError("--events-max-attempts must be 1 to 100, not \(eventsMaxAttempts).")
         }
@@ -115,6 +132,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...600).contains(webhookTimeout) else {
             throw ValidationError("--webhook-timeout must be 1 to 600 seconds, not \(webhookTimeout).")
         }
+    }
+
+    /// The OTP webhook when one is given (``validate()`` made sure its secret file is), else the file.
+    private func otpSender() throws -> any OTPSender {
+        guard let otpWebhook, let otpWebhookSecretFile else { return FileOTPSender(path: otpFile) }
+        return try WebhookOTPSender(url: otpWebhook, secretFile: otpWebhookSecretFile)
     }
 
     /// A `--database` value: a PostgreSQL URL, else an SQLite path.
@@ -130,7 +153,7 @@ struct ServeCommand: AsyncParsableCommand {
             database: database.location,
             masterKey: masterKeyFile.map { .file(path: $0) }, webhookSecret: webhookSecretFile.map { .file(path: $0) },
             webhookBase: webhookBase,
-            otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
+            otpSender: try otpSender(), logger: logger)
         configuration.postgres = try database.settings()
         configuration.postgres.migrateAtStart = migrate
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
