@@ -110,6 +110,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// The TCP port; 0 picks a free one (reported through `onStarted`).
     public var port: Int
+    /// HTTPS on ``port`` with this certificate and key; `nil` (the default): plain HTTP, for a proxy or load
+    /// balancer in front that terminates TLS (docs/server.md, "TLS").
+    public var tls: ServerTLS?
     /// Where state lives.
     public var database: Database
     /// With PostgreSQL: the pool, timeouts, password, TLS and whether to migrate at start (an SQLite
@@ -210,6 +213,7 @@ public struct ServerConfiguration: Sendable {
         self.port = port
         self.database = database
         self.postgres = PostgresSettings()
+        self.tls = nil
         self.masterKey = masterKey
         self.webhookSecret = webhookSecret
         self.webhookBase = webhookBase

@@ -1,4 +1,5 @@
 public import Hummingbird
+import HummingbirdTLS
 import Logging
 import NIOCore
 public import ServiceLifecycle
@@ -74,6 +75,7 @@ func makeServerApplication(
         let metricsToken = try configuration.metricsToken.map { source throws(ServerStartError) in
             try SecretLoading.webhookSecret(source, what: "the metrics token")
         }
+        let tls = try configuration.tls.map { tls throws(ServerStartError) in try tls.serverConfiguration() }
         let eventsSigner = try configuration.events.map { events throws(ServerStartError) in
             try EventDelivery.validate(events)
             return try StandardWebhooksSigner(secretFile: events.secretFile)
@@ -125,6 +127,7 @@ func makeServerApplication(
         }
         return Application(
             router: router,
+            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: services,
             onServerRunning: { channel in
@@ -206,17 +209,20 @@ public func runServer(
 public final class RunningServer: Sendable {
     /// The bound port.
     public let port: Int
+    /// `https` when the server terminates TLS (``ServerConfiguration/tls``), else `http`.
+    public let scheme: String
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    private init(port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
+    private init(port: Int, scheme: String, group: ServiceGroup, task: Task<Void, any Error>) {
         self.port = port
+        self.scheme = scheme
         self.group = group
         self.task = task
     }
 
-    /// The server's base URL, `http://127.0.0.1:<port>` (or the configured host).
-    public func baseURL(host: String = "127.0.0.1") -> String { "http://\(host):\(port)" }
+    /// The server's base URL, `http://127.0.0.1:<port>` (or the given host; `https` with TLS).
+    public func baseURL(host: String = "127.0.0.1") -> String { "\(scheme)://\(host):\(port)" }
 
     /// Builds and starts a server, returning once it accepts connections.
     /// - Parameter configuration: The server's configuration (port 0 picks a free port).
@@ -237,7 +243,10 @@ public final class RunningServer: Sendable {
             }
         }
         do {
-            for try await port in ports { return RunningServer(port: port, group: group, task: task) }
+            for try await port in ports {
+                return RunningServer(
+                    port: port, scheme: configuration.tls == nil ? "http" : "https", group: group, task: task)
+            }
         } catch {
             throw ServerStartError.mapping(error, host: configuration.host, port: configuration.port)
         }

@@ -75,7 +75,8 @@ final class ServerState: Sendable {
             ? "127.0.0.1" : configuration.host
         let hostPart = host.contains(":") ? "[\(host)]" : host
         resolvedWebhookBase.withLock { base in
-            if base == nil { base = "http://\(hostPart):\(port)/webhook" }
+            // With TLS its own webhook is HTTPS too: the certificate must then name this host.
+            if base == nil { base = "\(configuration.tls == nil ? "http" : "https")://\(hostPart):\(port)/webhook" }
         }
     }
 

@@ -19,6 +19,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --metrics-token-file metrics.token",
                 "share-recovery serve --webhook-secret-file webhook.secrets --metrics-token-file metrics.tokens",
                 "share-recovery serve --host 0.0.0.0 --drain-seconds 10",
+                "share-recovery serve --host 0.0.0.0 --port 8443 --tls-cert-file server.pem --tls-key-file server.key",
                 "share-recovery serve --otp-address-limit-scale 100",
                 "share-recovery serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8 --trusted-proxy fd00::/8",
                 "share-recovery serve --trusted-proxy 192.0.2.10 --trusted-proxy-header forwarded",
@@ -29,6 +30,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
     @Option(help: "TCP port (0: any free port; the bound port is printed).") var port = 8080
+    @Option(
+        help: ArgumentHelp(
+            "PEM file of the certificate chain (the server's first): serve HTTPS itself, with --tls-key-file.",
+            discussion:
+                "Without it the server speaks plain HTTP: keep it on 127.0.0.1 or a private network behind a proxy that terminates TLS (docs/server.md, \"TLS\")."
+        ))
+    var tlsCertFile: String?
+    @Option(help: "PEM file of the certificate's private key (with --tls-cert-file; keep it mode 0600).")
+    var tlsKeyFile: String?
     @OptionGroup var database: ServerDatabaseOptions
     @Flag(
         help: ArgumentHelp(
@@ -115,6 +125,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (eventsUrl == nil) == (eventsSecretFile == nil) else {
             throw ValidationError("--events-url and --events-secret-file go together.")
         }
+        guard (tlsCertFile == nil) == (tlsKeyFile == nil) else {
+            throw ValidationError("--tls-cert-file and --tls-key-file go together.")
+        }
         guard (otpWebhook == nil) == (otpWebhookSecretFile == nil) else {
             throw ValidationError(
                 "--otp-webhook and --otp-webhook-secret-file go together: the gateway must be able to tell the server's codes from anyone else's."
@@ -155,6 +168,9 @@ struct ServeCommand: AsyncParsableCommand {
             webhookBase: webhookBase,
             otpSender: try otpSender(), logger: logger)
         configuration.postgres = try database.settings()
+        if let tlsCertFile, let tlsKeyFile {
+            configuration.tls = ServerTLS(certificateFile: tlsCertFile, privateKeyFile: tlsKeyFile)
+        }
         configuration.postgres.migrateAtStart = migrate
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
         configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
@@ -174,10 +190,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...255).contains(maxDevices) else { throw CLIError.usage("--max-devices must be 1…255") }
         configuration.maximumDevicesPerWallet = maxDevices
         let host = configuration.host
+        let scheme = configuration.tls == nil ? "http" : "https"
         // The one place a tracer is bootstrapped (docs/server.md, "Tracing").
         let tracing = try ServerTracing.bootstrap(logger: logger)
         try await runServer(configuration, services: tracing) { port in
-            Terminal.output(#"{"listening":"http://\#(host):\#(port)","port":\#(port)}"#)
+            Terminal.output(#"{"listening":"\#(scheme)://\#(host):\#(port)","port":\#(port)}"#)
         }
     }
 }
