@@ -110,8 +110,8 @@ struct ConfigurationTests {
         }
         try Data("a long enough webhook secret\n".utf8).write(to: URL(fileURLWithPath: file))
         #expect(
-            try SecretLoading.webhookSecret(.file(path: file))
-                == SecureBytes(copying: Array("a long enough webhook secret".utf8)))
+            try SecretLoading.webhookSecret(.file(path: file)).values
+                == [SecureBytes(copying: Array("a long enough webhook secret".utf8))])
     }
 
     @Test("PostgreSQL needs an explicit master key")

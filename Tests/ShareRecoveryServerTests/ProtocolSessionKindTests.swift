@@ -44,7 +44,8 @@ struct ProtocolSessionKindTests {
         let storage = try SQLiteStorage(path: directory + "/server.sqlite")
         let state = ServerState(
             configuration: configuration, storage: storage, keys: try DerivedKeys(masterKey: masterKey),
-            webhookSecret: SecureBytes(copying: Array("webhook-secret".utf8)), otpSender: otp,
+            webhookSecret: try SecretRing([SecureBytes(copying: Array("webhook-secret".utf8))], what: "test"),
+            otpSender: otp,
             custodianKey: SealingKeyPair())
         let router = Router(context: ServerRequestContext.self)
         ServerRoutes(state: state).register(on: router)

@@ -95,37 +95,54 @@ public struct FileOTPSender: OTPSender {
 }
 
 /// Posts each code as JSON `{"identifier","flowId","purpose","expiresAt","code"}` to a URL (an email or SMS
-/// gateway of the integrator), with the webhook secret in `X-Webhook-Secret` when one is given.
+/// gateway of the integrator), signed per Standard Webhooks as integrator events are: `webhook-id` is the
+/// flow's id, `webhook-timestamp` the Unix seconds of the attempt, `webhook-signature` `v1,` and the base64
+/// HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` under the first secret of the secret file
+/// (docs/server.md, "The OTP webhook").
 public struct WebhookOTPSender: OTPSender {
     /// The endpoint.
     public let url: String
-    private let secret: SecureBytes?
+    private let signer: StandardWebhooksSigner
     private let timeoutSeconds: Int64
 
     /// - Parameters:
     ///   - url: The endpoint; any 2xx answer counts as delivered.
-    ///   - secret: Sent as `X-Webhook-Secret` when present.
+    ///   - secretFile: A file of `whsec_<base64>` secrets, one a line; the first signs, the others are
+    ///     there while a secret rotates (docs/server.md, "Rotating secrets").
     ///   - timeoutSeconds: Request timeout.
-    public init(url: String, secret: SecureBytes? = nil, timeoutSeconds: Int = 10) {
+    /// - Throws: ``ServerStartError`` `invalidConfiguration` when the file cannot be read or a line is
+    ///   not a `whsec_` secret of 24 to 64 bytes (named by its number).
+    public init(url: String, secretFile: String, timeoutSeconds: Int = 10) throws(ServerStartError) {
+        self.init(url: url, signer: try StandardWebhooksSigner(secretFile: secretFile), timeoutSeconds: timeoutSeconds)
+    }
+
+    /// - Parameters:
+    ///   - url: The endpoint.
+    ///   - signer: The secrets that sign each message.
+    ///   - timeoutSeconds: Request timeout.
+    package init(url: String, signer: StandardWebhooksSigner, timeoutSeconds: Int = 10) {
         self.url = url
-        self.secret = secret
+        self.signer = signer
         self.timeoutSeconds = Int64(timeoutSeconds)
     }
+
+    /// The signing secret's key id (docs/server.md, "Rotating secrets").
+    package var keyId: String { signer.keyId }
+    /// How many secrets the file holds.
+    package var secretCount: Int { signer.count }
 
     public func send(_ message: OTPMessage) async throws {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        if let secret {
-            request.headers.add(
-                name: "X-Webhook-Secret", value: secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) })
-        }
         let body = JSONWriter.write(
             .object([
                 ("identifier", .string(message.identifier)), ("flowId", .string(message.flowId)),
                 ("purpose", .string(message.purpose)), ("expiresAt", .string(message.expiresAt)),
                 ("code", .string(message.codeText)),
             ]))
+        request.headers.add(
+            contentsOf: signer.headers(id: message.flowId, timestamp: Int64(Date().timeIntervalSince1970), body: body))
         request.body = .bytes(ByteBuffer(string: body))
         // A client span carrying the request's trace (docs/server.md, "Tracing"); never the URL or the code.
         try await withSpan("POST otp-webhook", ofKind: .client) { span in

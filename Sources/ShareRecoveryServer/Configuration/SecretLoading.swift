@@ -3,11 +3,11 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ShareCrypto
+package import ShareCrypto
 import ShareRecovery
 
 /// Reads the master key and webhook secret from their ``ServerConfiguration/SecretSource``.
-enum SecretLoading {
+package enum SecretLoading {
     /// Largest secret file read.
     static let maximumFileSize = 4096
 
@@ -35,17 +35,44 @@ enum SecretLoading {
         return key
     }
 
-    /// The webhook secret's bytes (at least 16), or another shared secret of the same rules (`what`
-    /// names it in errors: the metrics token).
-    /// - Throws: ``ServerStartError/Code/invalidConfiguration`` when the source is missing or too short.
+    /// The webhook secret's values, one a line (blank lines ignored), each at least 16 bytes; or another
+    /// shared secret of the same rules (`what` names it in errors: the metrics token). The first value is
+    /// sent, every one is accepted (``SecretRing``).
+    /// - Throws: ``ServerStartError/Code/invalidConfiguration`` when the source is missing, holds no value
+    ///   or a value that is too short (by its line number, never its text).
     static func webhookSecret(_ source: ServerConfiguration.SecretSource, what: String = "the webhook secret")
-        throws(ServerStartError) -> SecureBytes
+        throws(ServerStartError) -> SecretRing
     {
-        let secret = try text(source)
-        guard secret.count >= 16 else {
-            throw ServerStartError(.invalidConfiguration, "\(what) must be at least 16 bytes")
+        let values = try lines(try text(source))
+        for (line, value) in values where value.count < 16 {
+            throw ServerStartError(
+                .invalidConfiguration, "\(what) must be at least 16 bytes: line \(line) has \(value.count)")
         }
-        return secret
+        return try SecretRing(values.map(\.value), what: what)
+    }
+
+    /// The non-blank lines of a secret's text, each without trailing `\r` and spaces, with their
+    /// 1-based line numbers (for errors that must not quote a secret).
+    package static func lines(_ text: SecureBytes) throws(ServerStartError) -> [(line: Int, value: SecureBytes)] {
+        var ranges: [(line: Int, range: Range<Int>)] = []
+        text.withUnsafeBytes { bytes in
+            var start = 0
+            var number = 1
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "\n") {
+                var end = index
+                while end > start, bytes[end - 1] == UInt8(ascii: "\r") || bytes[end - 1] == UInt8(ascii: " ") {
+                    end -= 1
+                }
+                if end > start { ranges.append((number, start..<end)) }
+                start = index + 1
+                number += 1
+            }
+        }
+        do {
+            return try ranges.map { (line: $0.line, value: try text.slice($0.range)) }
+        } catch {
+            throw ServerStartError(.invalidConfiguration, "unreadable secret")
+        }
     }
 
     /// The database password as the PostgreSQL driver takes it, a `String` (it keeps its own copy for

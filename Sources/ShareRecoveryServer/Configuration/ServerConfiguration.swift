@@ -19,12 +19,13 @@ public struct ServerConfiguration: Sendable {
 
     /// Where a secret comes from. Secrets are never taken from command-line arguments.
     public enum SecretSource: Sendable {
-        /// A file holding the secret: for the master key 64 hex digits, for the webhook secret the text
-        /// itself; one trailing newline is ignored.
+        /// A file holding the secret: for the master key 64 hex digits (one trailing newline ignored);
+        /// for the webhook secret and the metrics token the text, one value a line (blank lines and
+        /// trailing `\r` and spaces ignored), the first sent and all accepted (``SecretRing``).
         case file(path: String)
         /// An environment variable holding the secret, in the same form as a file.
         case environment(name: String)
-        /// The secret bytes themselves: 32 bytes for the master key, the text's bytes for the webhook secret.
+        /// The secret bytes themselves: 32 bytes for the master key, the text's bytes (its lines) for the others.
         case value(SecureBytes)
         /// Demo only: read the file when it exists, otherwise generate a random secret and write it there
         /// (mode 0600, created exclusively so two starting processes agree on one secret).
@@ -109,6 +110,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// The TCP port; 0 picks a free one (reported through `onStarted`).
     public var port: Int
+    /// HTTPS on ``port`` with this certificate and key; `nil` (the default): plain HTTP, for a proxy or load
+    /// balancer in front that terminates TLS (docs/server.md, "TLS").
+    public var tls: ServerTLS?
     /// Where state lives.
     public var database: Database
     /// With PostgreSQL: the pool, timeouts, password, TLS and whether to migrate at start (an SQLite
@@ -118,7 +122,8 @@ public struct ServerConfiguration: Sendable {
     /// `nil`: the ``masterKeyEnvironmentVariable`` when set, else (SQLite only) the demo file
     /// `<database path>.master-key`, generated on first start with mode 0600.
     public var masterKey: SecretSource?
-    /// The shared secret integrators send as `X-Webhook-Secret` (and the server sends to the fetch webhook).
+    /// The shared secret integrators send as `X-Webhook-Secret` (and the server sends to the fetch webhook):
+    /// one value a line, the first sent and every one accepted, so it rotates without downtime.
     /// `nil`: the ``webhookSecretEnvironmentVariable`` when set, else (SQLite only) the demo file
     /// `<database path>.webhook-secret`, generated on first start with mode 0600.
     public var webhookSecret: SecretSource?
@@ -166,7 +171,7 @@ public struct ServerConfiguration: Sendable {
     /// at least 1): adding one more is refused with `deviceLimitReached` (docs/devices.md).
     public var maximumDevicesPerWallet: Int
     /// The bearer token a Prometheus scraper sends to read `GET /metrics` (at least 16 bytes; the same
-    /// sources as the webhook secret). `nil` (the default): `/metrics` is off and answers 404, so an
+    /// sources and lines as the webhook secret, every line accepted). `nil` (the default): `/metrics` is off and answers 404, so an
     /// operator turns it on knowingly; `/health` and `/ready` need no credential.
     public var metricsToken: SecretSource?
     /// Where integrator events are delivered (docs/server.md, "Integrator events"); `nil` (the default):
@@ -208,6 +213,7 @@ public struct ServerConfiguration: Sendable {
         self.port = port
         self.database = database
         self.postgres = PostgresSettings()
+        self.tls = nil
         self.masterKey = masterKey
         self.webhookSecret = webhookSecret
         self.webhookBase = webhookBase

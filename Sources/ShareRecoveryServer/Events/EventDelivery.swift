@@ -141,10 +141,7 @@ final class EventDelivery: Service, Sendable {
         var request = HTTPClientRequest(url: configuration.url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "webhook-id", value: event.id)
-        request.headers.add(name: "webhook-timestamp", value: String(timestamp))
-        request.headers.add(
-            name: "webhook-signature", value: signer.signature(id: event.id, timestamp: timestamp, body: body))
+        request.headers.add(contentsOf: signer.headers(id: event.id, timestamp: timestamp, body: body))
         request.body = .bytes(ByteBuffer(string: body))
         do {
             let response = try await HTTPTransport.sharedClient.execute(

@@ -11,15 +11,20 @@ package struct StandardWebhooksSigner: Sendable {
     package static let secretLengths = 24...64
 
     /// The decoded secrets, the signing one first.
-    private let secrets: [SecureBytes]
+    private let secrets: SecretRing
 
-    /// - Parameter secrets: Decoded secrets, the signing one first; at least one.
-    package init(secrets: [SecureBytes]) throws(ServerStartError) {
-        guard !secrets.isEmpty else {
-            throw ServerStartError(.invalidConfiguration, "the events secret file holds no whsec_ secret")
-        }
-        self.secrets = secrets
+    /// - Parameters:
+    ///   - secrets: Decoded secrets, the signing one first; at least one.
+    ///   - source: What holds them, for the error when there is none.
+    package init(secrets: [SecureBytes], source: String) throws(ServerStartError) {
+        self.secrets = try SecretRing(secrets, what: "\(source) (whsec_<base64> secrets)")
     }
+
+    /// The signing secret's key id (``SecretRing/keyId``), for the start's log line.
+    package var keyId: String { secrets.keyId }
+
+    /// How many secrets it accepts (above 1 while a secret is rotated).
+    package var count: Int { secrets.values.count }
 
     /// Reads a secret file: one `whsec_…` secret per line (blank lines ignored), the first signs; the
     /// others are there so a receiver can be moved to a new secret without a gap (write the new one
@@ -32,38 +37,40 @@ package struct StandardWebhooksSigner: Sendable {
     /// Parses the text of a secret file (``init(secretFile:)``).
     package init(secretText: SecureBytes, source: String) throws(ServerStartError) {
         var secrets: [SecureBytes] = []
-        var failure: String?
-        secretText.withUnsafeBytes { bytes in
-            for (number, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-                .enumerated()
-            {
-                var text = line[...]
-                while let last = text.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") {
-                    text = text.dropLast()
-                }
-                guard !text.isEmpty else { continue }
+        for (line, text) in try SecretLoading.lines(secretText) {
+            var failure: String?
+            text.withUnsafeBytes { bytes in
                 let prefix = Array(Self.secretPrefix.utf8)
-                guard text.starts(with: prefix), var decoded = Base64.decode(utf8: Array(text.dropFirst(prefix.count)))
+                guard bytes.starts(with: prefix),
+                    var decoded = Base64.decode(utf8: Array(bytes.dropFirst(prefix.count)))
                 else {
-                    failure = "line \(number + 1) of \(source) is not a whsec_<base64> secret"
+                    failure = "line \(line) of \(source) is not a whsec_<base64> secret"
                     return
                 }
                 defer { for index in decoded.indices { decoded[index] = 0 } }
                 guard Self.secretLengths.contains(decoded.count) else {
-                    failure =
-                        "the secret on line \(number + 1) of \(source) decodes to \(decoded.count) bytes, not 24 to 64"
+                    failure = "the secret on line \(line) of \(source) decodes to \(decoded.count) bytes, not 24 to 64"
                     return
                 }
                 secrets.append(SecureBytes(copying: decoded))
             }
+            if let failure { throw ServerStartError(.invalidConfiguration, failure) }
         }
-        if let failure { throw ServerStartError(.invalidConfiguration, failure) }
-        try self.init(secrets: secrets)
+        try self.init(secrets: secrets, source: source)
+    }
+
+    /// The three headers (name, value) of a signed message: `webhook-id`, `webhook-timestamp` (Unix seconds) and
+    /// `webhook-signature` (``signature(id:timestamp:body:)``).
+    package func headers(id: String, timestamp: Int64, body: String) -> [(String, String)] {
+        [
+            ("webhook-id", id), ("webhook-timestamp", String(timestamp)),
+            ("webhook-signature", signature(id: id, timestamp: timestamp, body: body)),
+        ]
     }
 
     /// The `webhook-signature` value: the first secret's signature, `v1,<base64>`.
     package func signature(id: String, timestamp: Int64, body: String) -> String {
-        Self.signature(id: id, timestamp: timestamp, body: body, secret: secrets[0])
+        Self.signature(id: id, timestamp: timestamp, body: body, secret: secrets.signing)
     }
 
     /// Whether `header` (space-separated `v1,<base64>` signatures) holds a signature of the message by
@@ -75,7 +82,7 @@ package struct StandardWebhooksSigner: Sendable {
             }
             return SecureBytes(copying: bytes)
         }
-        return secrets.contains { secret in
+        return secrets.values.contains { secret in
             let expected = Self.tag(id: id, timestamp: timestamp, body: body, secret: secret)
             return offered.contains { $0 == expected }
         }

@@ -94,6 +94,17 @@ final class ServerMetrics: Sendable {
         }
     }
 
+    /// A secret this process holds: `share_recovery_secret_values{secret, key_id}`, the number of its
+    /// values, labelled with the key id of the one it signs or sends with (``SecretRing/keyId``). A fleet
+    /// whose processes show different key ids for one secret is misconfigured; a count above 1 is a
+    /// rotation in progress (docs/server.md, "Rotating secrets").
+    func secret(_ name: String, keyId: String, values: Int) {
+        Gauge(
+            label: "share_recovery_secret_values", dimensions: [("secret", name), ("key_id", keyId)], factory: factory
+        )
+        .record(values)
+    }
+
     /// An event a receiver took: `share_recovery_events_delivered_total`.
     func eventDelivered() {
         Counter(label: "share_recovery_events_delivered_total", factory: factory).increment()

@@ -64,8 +64,8 @@ extension ServerRoutes {
     func metrics(_ request: Request) throws(APIError) -> Response {
         guard let expected = state.metricsToken else { throw APIError.notFound("no such route") }
         guard let credential = Self.bearerCredential(request),
-            // SecureBytes == is constant time.
-            SecureBytes(copying: Array(credential.utf8)) == expected
+            // Constant time (SecretRing.accepts).
+            expected.accepts(SecureBytes(copying: Array(credential.utf8)))
         else { throw APIError.unauthorized("the metrics token is missing or wrong") }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

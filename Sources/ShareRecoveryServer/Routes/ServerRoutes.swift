@@ -75,8 +75,8 @@ struct ServerRoutes: Sendable {
     func requireWebhookSecret(_ request: Request) throws(APIError) {
         let values = request.headers[values: HTTPField.Name("X-Webhook-Secret")!]
         guard values.count == 1 else { throw APIError.unauthorized("the webhook secret is missing or wrong") }
-        // SecureBytes == is constant time.
-        guard SecureBytes(copying: Array(values[0].utf8)) == state.webhookSecret else {
+        // Constant time (SecretRing.accepts).
+        guard state.webhookSecret.accepts(SecureBytes(copying: Array(values[0].utf8))) else {
             throw APIError.unauthorized("the webhook secret is missing or wrong")
         }
     }

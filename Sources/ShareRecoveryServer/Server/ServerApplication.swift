@@ -1,4 +1,5 @@
 public import Hummingbird
+import HummingbirdTLS
 import Logging
 import NIOCore
 public import ServiceLifecycle
@@ -68,11 +69,13 @@ func makeServerApplication(
             logger: configuration.logger)
     }
     do {
-        let keys = try DerivedKeys(masterKey: try SecretLoading.masterKey(masterKeySource))
+        let masterKey = try SecretLoading.masterKey(masterKeySource)
+        let keys = try DerivedKeys(masterKey: masterKey)
         let webhookSecret = try SecretLoading.webhookSecret(webhookSecretSource)
         let metricsToken = try configuration.metricsToken.map { source throws(ServerStartError) in
             try SecretLoading.webhookSecret(source, what: "the metrics token")
         }
+        let tls = try configuration.tls.map { tls throws(ServerStartError) in try tls.serverConfiguration() }
         let eventsSigner = try configuration.events.map { events throws(ServerStartError) in
             try EventDelivery.validate(events)
             return try StandardWebhooksSigner(secretFile: events.secretFile)
@@ -87,6 +90,18 @@ func makeServerApplication(
             configuration: configuration, storage: storage, keys: keys, webhookSecret: webhookSecret,
             otpSender: configuration.otpSender ?? FileOTPSender(path: "share-recovery-otp.jsonl"),
             custodianKey: custodianKey, metricsToken: metricsToken, drain: drain)
+        // Key ids only, never a value: what an operator compares across processes (docs/server.md,
+        // "Rotating secrets").
+        let keyIds: [(secret: String, keyId: String, values: Int)] =
+            [
+                ("masterKey", SecretRing.keyId(of: masterKey), 1),
+                ("webhookSecret", webhookSecret.keyId, webhookSecret.values.count),
+            ] + (metricsToken.map { [("metricsToken", $0.keyId, $0.values.count)] } ?? [])
+            + (eventsSigner.map { [("eventsSecret", $0.keyId, $0.count)] } ?? [])
+            + ((configuration.otpSender as? WebhookOTPSender).map {
+                [("otpWebhookSecret", $0.keyId, $0.secretCount)]
+            } ?? [])
+        for key in keyIds { state.metrics.secret(key.secret, keyId: key.keyId, values: key.values) }
 
         let router = Router(context: ServerRequestContext.self)
         // First: its span covers every other middleware, and the webhook calls a route makes are its children.
@@ -121,12 +136,15 @@ func makeServerApplication(
         }
         return Application(
             router: router,
+            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: services,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 state.serverStarted(port: port)
-                configuration.logger.info("share-recovery server listening", metadata: ["port": "\(port)"])
+                var metadata: Logger.Metadata = ["port": "\(port)"]
+                for key in keyIds { metadata["\(key.secret)KeyId"] = "\(key.keyId)" }
+                configuration.logger.info("share-recovery server listening", metadata: metadata)
                 onStarted(port)
             },
             logger: configuration.logger)
@@ -200,17 +218,20 @@ public func runServer(
 public final class RunningServer: Sendable {
     /// The bound port.
     public let port: Int
+    /// `https` when the server terminates TLS (``ServerConfiguration/tls``), else `http`.
+    public let scheme: String
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    private init(port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
+    private init(port: Int, scheme: String, group: ServiceGroup, task: Task<Void, any Error>) {
         self.port = port
+        self.scheme = scheme
         self.group = group
         self.task = task
     }
 
-    /// The server's base URL, `http://127.0.0.1:<port>` (or the configured host).
-    public func baseURL(host: String = "127.0.0.1") -> String { "http://\(host):\(port)" }
+    /// The server's base URL, `http://127.0.0.1:<port>` (or the given host; `https` with TLS).
+    public func baseURL(host: String = "127.0.0.1") -> String { "\(scheme)://\(host):\(port)" }
 
     /// Builds and starts a server, returning once it accepts connections.
     /// - Parameter configuration: The server's configuration (port 0 picks a free port).
@@ -231,7 +252,10 @@ public final class RunningServer: Sendable {
             }
         }
         do {
-            for try await port in ports { return RunningServer(port: port, group: group, task: task) }
+            for try await port in ports {
+                return RunningServer(
+                    port: port, scheme: configuration.tls == nil ? "http" : "https", group: group, task: task)
+            }
         } catch {
             throw ServerStartError.mapping(error, host: configuration.host, port: configuration.port)
         }

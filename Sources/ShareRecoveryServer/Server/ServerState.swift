@@ -11,7 +11,8 @@ final class ServerState: Sendable {
     let tokens: TokenAuthority
     let otpKey: SecureBytes
     let idempotencyKey: SecureBytes
-    let webhookSecret: SecureBytes
+    /// The integrator's shared secret: every value accepted in `X-Webhook-Secret`, the first sent.
+    let webhookSecret: SecretRing
     let otpSender: any OTPSender
     let fetcher: BackupShareFetcher
     let custodianKey: SealingKeyPair
@@ -19,7 +20,7 @@ final class ServerState: Sendable {
     /// What `/metrics` shows; the storage above is already counted into it (``MeteredStorage``).
     let metrics: ServerMetrics
     /// The scraper's bearer token; `nil`: `/metrics` is off.
-    let metricsToken: SecureBytes?
+    let metricsToken: SecretRing?
     private let resolvedWebhookBase: Locked<String?>
     /// Begun by SIGTERM in `runServer`: `/ready` then answers 503 (ServerDrain.swift).
     let drain: ServerDrain
@@ -29,9 +30,9 @@ final class ServerState: Sendable {
     static let custodianKeyName = "custodian-x25519"
 
     init(
-        configuration: ServerConfiguration, storage: any ServerStorage, keys: DerivedKeys, webhookSecret: SecureBytes,
+        configuration: ServerConfiguration, storage: any ServerStorage, keys: DerivedKeys, webhookSecret: SecretRing,
         otpSender: any OTPSender, custodianKey: SealingKeyPair, metrics: ServerMetrics = ServerMetrics(),
-        metricsToken: SecureBytes? = nil, drain: ServerDrain = ServerDrain()
+        metricsToken: SecretRing? = nil, drain: ServerDrain = ServerDrain()
     ) {
         self.drain = drain
         self.configuration = configuration
@@ -44,7 +45,8 @@ final class ServerState: Sendable {
         idempotencyKey = keys.idempotency
         self.webhookSecret = webhookSecret
         self.otpSender = otpSender
-        fetcher = BackupShareFetcher(secret: webhookSecret, timeoutSeconds: Int64(configuration.webhookTimeoutSeconds))
+        fetcher = BackupShareFetcher(
+            secret: webhookSecret.signing, timeoutSeconds: Int64(configuration.webhookTimeoutSeconds))
         self.custodianKey = custodianKey
         logger = configuration.logger
         resolvedWebhookBase = Locked(configuration.webhookBase.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
@@ -73,7 +75,8 @@ final class ServerState: Sendable {
             ? "127.0.0.1" : configuration.host
         let hostPart = host.contains(":") ? "[\(host)]" : host
         resolvedWebhookBase.withLock { base in
-            if base == nil { base = "http://\(hostPart):\(port)/webhook" }
+            // With TLS its own webhook is HTTPS too: the certificate must then name this host.
+            if base == nil { base = "\(configuration.tls == nil ? "http" : "https")://\(hostPart):\(port)/webhook" }
         }
     }
 

@@ -51,7 +51,7 @@ struct CustodianCommand: ParsableCommand {
         func run() async throws {
             let record = try Files.readShare(share)
             try await ReferenceServerClient(base: server).registerCustodianShare(
-                record, clientId: clientId, webhookSecret: try Files.readSecretLine(webhookSecretFile))
+                record, clientId: clientId, webhookSecret: try Files.readWebhookSecret(webhookSecretFile))
             Terminal.output(JSONWriter.write(.object([("registered", record.jsonValue(includingSecret: false))])))
         }
     }

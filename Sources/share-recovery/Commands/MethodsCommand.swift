@@ -22,7 +22,7 @@ struct ServerOptions: ParsableArguments {
         return RecoveryEngine(
             configuration: ReferenceServerClient(base: server).engineConfiguration(
                 userId: userId, store: device, tokens: try tokens(),
-                webhookSecret: try Files.readSecretLine(webhookSecretFile),
+                webhookSecret: try Files.readWebhookSecret(webhookSecretFile),
                 argon2: argon2))
     }
 
@@ -111,7 +111,7 @@ struct MethodsCommand: AsyncParsableCommand {
         func run() async throws {
             let configuration = ReferenceServerClient(base: serverOptions.server).engineConfiguration(
                 userId: serverOptions.userId, store: InMemorySigningShareStore(), tokens: try serverOptions.tokens(),
-                webhookSecret: try Files.readSecretLine(webhookSecretFile))
+                webhookSecret: try Files.readWebhookSecret(webhookSecretFile))
             let engine = RecoveryEngine(configuration: configuration)
             try await engine.deleteRecoveryMethod(method, force: force)
             Terminal.output(JSONWriter.write(.object([("deleted", .string(method.name))])))

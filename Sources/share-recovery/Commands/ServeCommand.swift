@@ -17,16 +17,28 @@ struct ServeCommand: AsyncParsableCommand {
                 "share-recovery serve --database postgres://recovery:secret@127.0.0.1:5432/recovery --migrate --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --database postgres://recovery@127.0.0.1/recovery --database-pool-size 16 --database-statement-timeout 15 --database-lock-timeout 5 --database-idle-in-transaction-timeout 30 --master-key-file master.key --webhook-secret-file webhook.secret",
                 "share-recovery serve --metrics-token-file metrics.token",
+                "share-recovery serve --webhook-secret-file webhook.secrets --metrics-token-file metrics.tokens",
                 "share-recovery serve --host 0.0.0.0 --drain-seconds 10",
+                "share-recovery serve --host 0.0.0.0 --port 8443 --tls-cert-file server.pem --tls-key-file server.key",
                 "share-recovery serve --otp-address-limit-scale 100",
                 "share-recovery serve --host 0.0.0.0 --trusted-proxy 10.0.0.0/8 --trusted-proxy fd00::/8",
                 "share-recovery serve --trusted-proxy 192.0.2.10 --trusted-proxy-header forwarded",
                 "share-recovery serve --webhook-base https://integrator.example/hooks --webhook-timeout 30",
                 "share-recovery serve --events-url https://integrator.example/events --events-secret-file events.secrets",
+                "share-recovery serve --otp-webhook https://sms-gateway.internal/otp --otp-webhook-secret-file otp-webhook.secrets",
             ]))
 
     @Option(help: "Bind address.") var host = "127.0.0.1"
     @Option(help: "TCP port (0: any free port; the bound port is printed).") var port = 8080
+    @Option(
+        help: ArgumentHelp(
+            "PEM file of the certificate chain (the server's first): serve HTTPS itself, with --tls-key-file.",
+            discussion:
+                "Without it the server speaks plain HTTP: keep it on 127.0.0.1 or a private network behind a proxy that terminates TLS (docs/server.md, \"TLS\")."
+        ))
+    var tlsCertFile: String?
+    @Option(help: "PEM file of the certificate's private key (with --tls-cert-file; keep it mode 0600).")
+    var tlsKeyFile: String?
     @OptionGroup var database: ServerDatabaseOptions
     @Flag(
         help: ArgumentHelp(
@@ -40,14 +52,30 @@ struct ServeCommand: AsyncParsableCommand {
             "File with the 64-hex-digit master key (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file)."
     )
     var masterKeyFile: String?
-    @Option(help: "File with the webhook secret (else $SHARE_RECOVERY_WEBHOOK_SECRET; SQLite: a generated demo file).")
+    @Option(
+        help: ArgumentHelp(
+            "File with the webhook secret, one value a line: the first is sent, all are accepted (else $SHARE_RECOVERY_WEBHOOK_SECRET; SQLite: a generated demo file).",
+            discussion:
+                "To rotate without downtime: add the new value as the second line on every server, then move it first, then remove the old one (docs/server.md, \"Rotating secrets\"). The start's log line names the value signed with by its key id, never by the value."
+        ))
     var webhookSecretFile: String?
     @Option(help: "The integrator's webhook base URL (default: this server's own /webhook).") var webhookBase: String?
     @Option(help: "File the one-time codes are appended to (JSON lines).") var otpFile = "share-recovery-otp.jsonl"
-    @Option(help: "Deliver one-time codes by POSTing to this URL instead of the file.") var otpWebhook: String?
+    @Option(
+        help: ArgumentHelp(
+            "Deliver one-time codes by POSTing to this URL instead of the file, signed per Standard Webhooks (needs --otp-webhook-secret-file).",
+            discussion:
+                "Each POST carries webhook-id (the flow's id), webhook-timestamp and webhook-signature, as integrator events do; the gateway verifies them before it sends the code (docs/server.md, \"The OTP webhook\")."
+        ))
+    var otpWebhook: String?
     @Option(
         help:
-            "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics (default: /metrics is off)."
+            "File of whsec_<base64> secrets, one a line; the first signs the one-time codes sent to --otp-webhook, the others wait for a rotation."
+    )
+    var otpWebhookSecretFile: String?
+    @Option(
+        help:
+            "File with the bearer token (16+ bytes) a Prometheus scraper sends to GET /metrics, one a line, all accepted (default: /metrics is off)."
     )
     var metricsTokenFile: String?
     @Option(help: "Devices a wallet may have, the one that created or recovered it included (docs/devices.md).")
@@ -97,6 +125,14 @@ struct ServeCommand: AsyncParsableCommand {
         guard (eventsUrl == nil) == (eventsSecretFile == nil) else {
             throw ValidationError("--events-url and --events-secret-file go together.")
         }
+        guard (tlsCertFile == nil) == (tlsKeyFile == nil) else {
+            throw ValidationError("--tls-cert-file and --tls-key-file go together.")
+        }
+        guard (otpWebhook == nil) == (otpWebhookSecretFile == nil) else {
+            throw ValidationError(
+                "--otp-webhook and --otp-webhook-secret-file go together: the gateway must be able to tell the server's codes from anyone else's."
+            )
+        }
         guard (1...100).contains(eventsMaxAttempts) else {
             throw ValidationError("--events-max-attempts must be 1 to 100, not \(eventsMaxAttempts).")
         }
@@ -109,6 +145,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...600).contains(webhookTimeout) else {
             throw ValidationError("--webhook-timeout must be 1 to 600 seconds, not \(webhookTimeout).")
         }
+    }
+
+    /// The OTP webhook when one is given (``validate()`` made sure its secret file is), else the file.
+    private func otpSender() throws -> any OTPSender {
+        guard let otpWebhook, let otpWebhookSecretFile else { return FileOTPSender(path: otpFile) }
+        return try WebhookOTPSender(url: otpWebhook, secretFile: otpWebhookSecretFile)
     }
 
     /// A `--database` value: a PostgreSQL URL, else an SQLite path.
@@ -124,8 +166,11 @@ struct ServeCommand: AsyncParsableCommand {
             database: database.location,
             masterKey: masterKeyFile.map { .file(path: $0) }, webhookSecret: webhookSecretFile.map { .file(path: $0) },
             webhookBase: webhookBase,
-            otpSender: otpWebhook.map { WebhookOTPSender(url: $0) } ?? FileOTPSender(path: otpFile), logger: logger)
+            otpSender: try otpSender(), logger: logger)
         configuration.postgres = try database.settings()
+        if let tlsCertFile, let tlsKeyFile {
+            configuration.tls = ServerTLS(certificateFile: tlsCertFile, privateKeyFile: tlsKeyFile)
+        }
         configuration.postgres.migrateAtStart = migrate
         configuration.metricsToken = metricsTokenFile.map { .file(path: $0) }
         configuration.rateLimits = configuration.rateLimits.scalingPerAddress(by: otpAddressLimitScale)
@@ -145,10 +190,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...255).contains(maxDevices) else { throw CLIError.usage("--max-devices must be 1…255") }
         configuration.maximumDevicesPerWallet = maxDevices
         let host = configuration.host
+        let scheme = configuration.tls == nil ? "http" : "https"
         // The one place a tracer is bootstrapped (docs/server.md, "Tracing").
         let tracing = try ServerTracing.bootstrap(logger: logger)
         try await runServer(configuration, services: tracing) { port in
-            Terminal.output(#"{"listening":"http://\#(host):\#(port)","port":\#(port)}"#)
+            Terminal.output(#"{"listening":"\#(scheme)://\#(host):\#(port)","port":\#(port)}"#)
         }
     }
 }

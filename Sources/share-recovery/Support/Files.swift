@@ -1,6 +1,7 @@
 import Foundation
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryServer
 
 /// File input and output for the CLI. Secrets are read into ``SecureBytes`` and written with 0600.
 enum Files {
@@ -50,6 +51,16 @@ enum Files {
         return try raw.withUnsafeBytes { bytes in
             bytes.last == UInt8(ascii: "\n") ? try raw.slice(0..<(bytes.count - 1)) : raw
         }
+    }
+
+    /// A webhook secret file's signing value: its first non-blank line, without trailing `\r` and spaces.
+    /// A server's secret file may hold several values during a rotation (docs/server.md, "Rotating
+    /// secrets"); a client sends the first, which every server accepts.
+    static func readWebhookSecret(_ path: String) throws -> SecureBytes {
+        guard let first = try SecretLoading.lines(SecureBytes(copying: try read(path))).first else {
+            throw CLIError.file("\(path) holds no webhook secret")
+        }
+        return first.value
     }
 
     /// Writes a new signing set as DIR/share-<i>.json (with secrets, mode 0600).
