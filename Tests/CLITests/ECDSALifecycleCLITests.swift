@@ -135,6 +135,16 @@ struct ECDSALifecycleCLITests {
         guard case .string(let address)? = try StrictJSON.parse(derived)["address"],
             case .string(let walletKey)? = created["publicKey"]
         else { throw MethodsCLITests.CLIError.noCode }
+        // A copy of the share elsewhere makes its own setup, which replaces this one on the server: the
+        // next signature here aborts over the kept setup, makes one fresh setup, keeps it and signs.
+        try FileManager.default.copyItem(
+            at: world.dir.appendingPathComponent("device-share.json"), to: world.dir.appendingPathComponent("twin.json")
+        )
+        let first = try world.bytes("device-share.json.pairsetup")
+        try signs(["--signing-share", "twin.json"], derived: derived)
+        #expect(world.exists("twin.json.pairsetup"))
+        try signs(["--signing-share", "device-share.json"], derived: derived)
+        #expect(try world.bytes("device-share.json.pairsetup") != first)
         _ = try world.succeed([
             "store", "init", "--store", "device", "--passcode-file", "passcode", "--confirm-file", "passcode",
             "--share",
@@ -211,9 +221,9 @@ struct ECDSALifecycleCLITests {
         #expect(ExportedKeyCheck.publicKey(ofHex: hex, curve: .secp256k1) == Hex.decode(walletKey))
 
         guard let python else { return }
-        #expect(lines.count == 5)
+        #expect(lines.count == 7)
         let verified = try IndependentECDSAVerifier.verify(lines: lines, python: python, directory: world.dir.path)
-        #expect(verified.status == 0 && verified.output.contains("5 of 5"), "\(verified.output)")
+        #expect(verified.status == 0 && verified.output.contains("7 of 7"), "\(verified.output)")
         #expect(try IndependentECDSAVerifier.ethAccountAddress(privateKeyHex: hex, python: python) == address)
     }
 }
