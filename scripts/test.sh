@@ -9,6 +9,9 @@ export SHARE_RECOVERY_WERROR=1
 started=$SECONDS
 . scripts/test-postgres.sh
 . scripts/events-venv.sh
+# The independent ECDSA verifier and eth-account for ECDSALifecycleCLITests (the venv of
+# scripts/independent-verify.sh and scripts/examples.sh, so `make check` installs it once).
+. scripts/verify-venv.sh
 swift build --build-tests
 built=$SECONDS
 # Two passes. First the targets that only compute in process (no socket, child process, file lock

@@ -229,7 +229,16 @@ struct CLITests {
         #expect(statuses.map(String.init) == (RecoveryStatus.sequence + RecoveryStatus.sequence).map(\.rawValue))
         #expect(lines.filter { $0.contains("public key unchanged: true") }.count == 2)
         #expect(lines.filter { $0.contains("wallet created by DKG with the server") }.count == 2)
-        #expect(lines.filter { $0.hasPrefix("signed") && $0.hasSuffix("valid: true") }.count == 4)
+        #expect(lines.filter { $0.hasPrefix("signed") && $0.hasSuffix("valid: true") }.count == 6)
+        // The secp256k1 wallet's Ethereum address signs by ECDSA before the loss and after the
+        // recovery: ecrecover names it both times.
+        let addresses = lines.compactMap { line in
+            line.firstMatch(of: /^Ethereum address: (0x[0-9a-fA-F]{40})$/).map { String($0.output.1) }
+        }
+        let address = try #require(addresses.first, "no Ethereum address in \(lines)")
+        let ecdsa = lines.filter { $0.hasPrefix("signed (ecdsa, generation ") }
+        #expect(
+            ecdsa.count == 2 && ecdsa.allSatisfy { $0.contains("ecrecover → \(address), the wallet's address: true") })
         #expect(lines.filter { $0.contains("old device share refused for signing: yes") }.count == 2)
 
         // The integrator events it prints, one line each (type, account, id), are the outbox's, as

@@ -265,6 +265,38 @@ struct ECDSASessionTests {
     }
 
     @Test(
+        "a second abort, over the fresh setup, stops the retrying client with the actionable error",
+        arguments: TestBackend.allCases)
+    func secondAbortStops(backend: TestBackend) async throws {
+        try await TestWorld.with(backend, configure: WalletSessionTests.unlimitedFlows) { world in
+            let user = "ecdsa-twice"
+            let (_, client, device, kept) = try await Self.walletWithSetup(world, user: user)
+            // Another setup replaces the kept one on the server: the first attempt aborts on the device.
+            _ = try await client.makePairSetup(share: device, clientId: user)
+            // Each fresh setup is replaced too before it signs (as a second process of the device
+            // would), so the one more attempt aborts as well.
+            let fresh = Locked<[PairSetup]>([])
+            let stopped = await #expect(throws: ShareRecoveryError.self) {
+                _ = try await client.signECDSA(
+                    share: device, setup: kept, clientId: user, digest: Self.digest("twice")
+                ) { setup in
+                    fresh.withLock { $0.append(setup) }
+                    _ = try await client.makePairSetup(share: device, clientId: user)
+                }
+            }
+            #expect(stopped?.code == .ecdsaCheckFailed, "\(String(describing: stopped))")
+            #expect(stopped?.reason.contains("aborted again over a fresh pair setup") == true)
+            #expect(stopped?.reason.contains("stop and report") == true)
+            // One fresh setup only, and it was discarded like the kept one; both aborts were audited.
+            #expect(fresh.withLock { $0.count } == 1 && fresh.withLock { $0[0].isDiscarded } && kept.isDiscarded)
+            let aborted = try await world.auditRows().filter { $0.account == user && $0.event == "ecdsaAborted" }
+            #expect(aborted.count == 2)
+            let signed = try await world.auditRows().filter { $0.account == user && $0.event == "ecdsaSigned" }
+            #expect(signed.isEmpty)
+        }
+    }
+
+    @Test(
         "a setup from before a recovery is stale: pairSetupStale on both sides; a fresh one signs under the same key",
         arguments: TestBackend.allCases)
     func staleAfterRecovery(backend: TestBackend) async throws {

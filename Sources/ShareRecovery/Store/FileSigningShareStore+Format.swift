@@ -12,6 +12,8 @@ enum StoreLayout {
     static let stagedName = "staged.share"
     /// The session of an operation cut off before it ended (``PendingSession``).
     static let pendingSessionName = "pending.session"
+    /// The current share's ECDSA pair setup with the custodian (``KeptPairSetup``).
+    static let pairSetupName = "ecdsa.pairsetup"
 
     /// Largest share file: a 255-party secp256k1 record plus framing, rounded up.
     static let maximumShareFileCount = 16 * 1024

@@ -80,6 +80,7 @@ public actor FileSigningShareStore: SigningShareStore {
                     try files.remove(StoreLayout.stagedName)
                     try files.remove(StoreLayout.currentName)
                     try files.remove(StoreLayout.pendingSessionName)
+                    try files.remove(StoreLayout.pairSetupName)
                 }
             } catch  where error.code == .storeCorrupted || error.code == .unsupportedVersion {
                 problem = error
@@ -217,6 +218,7 @@ public actor FileSigningShareStore: SigningShareStore {
         try files.remove(StoreLayout.stagedName)
         try files.remove(StoreLayout.currentName)
         try files.remove(StoreLayout.pendingSessionName)
+        try files.remove(StoreLayout.pairSetupName)
     }
 
     // MARK: SigningShareStore
@@ -303,6 +305,30 @@ public actor FileSigningShareStore: SigningShareStore {
     public func clearPendingSession() throws(ShareRecoveryError) {
         _ = try requireDataKey()
         try files.remove(StoreLayout.pendingSessionName)
+    }
+
+    // MARK: ECDSA pair setup
+
+    /// The kept ECDSA pair setup (``KeptPairSetup``), or `nil`. One kept before a promotion stays
+    /// until replaced, but it was sealed for the old share and opens with no later one.
+    /// - Throws: ``ShareRecoveryError`` with `notAuthenticated`, `lockedOut` or `storageFailure`.
+    public func keptPairSetup() throws(ShareRecoveryError) -> [UInt8]? {
+        _ = try requireDataKey()
+        return try files.read(StoreLayout.pairSetupName, maximumCount: KeptPairSetup.maximumCount)
+    }
+
+    /// Durably keeps a sealed pair setup (``KeptPairSetup/seal(_:share:random:)``), replacing any other.
+    /// - Throws: ``ShareRecoveryError`` with `notAuthenticated`, `lockedOut` or `storageFailure`.
+    public func keepPairSetup(_ sealed: [UInt8]) throws(ShareRecoveryError) {
+        _ = try requireDataKey()
+        try files.writeAtomically(StoreLayout.pairSetupName, sealed)
+    }
+
+    /// Deletes the kept pair setup (after an abort discarded it). Nothing kept is not an error.
+    /// - Throws: ``ShareRecoveryError`` with `notAuthenticated`, `lockedOut` or `storageFailure`.
+    public func forgetPairSetup() throws(ShareRecoveryError) {
+        _ = try requireDataKey()
+        try files.remove(StoreLayout.pairSetupName)
     }
 
     // MARK: Internals

@@ -111,16 +111,21 @@ extension HTTPWalletClient {
     /// Signs as ``signECDSA(share:setup:clientId:digest:path:seed:)`` does, making the pair setup
     /// when there is none or it is stale, and once more after an abort: one fresh setup and one more
     /// attempt, then the abort is reported.
-    /// - Returns: The signature and the setup it was made over: keep it (sealed) in place of `setup`.
+    /// - Parameter keep: Called with each fresh setup before it signs, to keep it (sealed) in place
+    ///   of `setup`, so that a device cut off afterwards still has the setup the server now has.
+    /// - Returns: The signature and the setup it was made over.
     /// - Throws: As ``signECDSA(share:setup:clientId:digest:path:seed:)``; `ecdsaCheckFailed` when the
     ///   attempt over a fresh setup aborts too (the device or the server misbehaves: stop and report).
     public func signECDSA(
-        share: ShareRecord, setup: PairSetup?, clientId: String, digest: [UInt8], path: DerivationPath = .root
+        share: ShareRecord, setup: PairSetup?, clientId: String, digest: [UInt8], path: DerivationPath = .root,
+        keep: (PairSetup) async throws -> Void = { _ in }
     ) async throws -> (signature: ECDSASignature, setup: PairSetup) {
         var current = setup
         for attempt in 0..<2 {
             if current == nil || current?.isDiscarded == true {
-                current = try await makePairSetup(share: share, clientId: clientId)
+                let fresh = try await makePairSetup(share: share, clientId: clientId)
+                try await keep(fresh)
+                current = fresh
             }
             guard let used = current else { continue }
             do {

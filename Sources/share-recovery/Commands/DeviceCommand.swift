@@ -109,9 +109,10 @@ struct DeviceCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "On the new device, once approved: combine this device's share and write it to --out.",
             discussion: helpText(
-                "Fetches the enrolment (a token of purpose addDevice), opens the two sub-shares sealed to --key-file, checks them against every commitment and the custodian's, and writes this device's signing share to --out (mode 0600); then deletes --key-file. With --public-key the enrolment must be for that wallet key (compare it with `wallet create`'s, out of band). Sign with `sign --server --signing-share`.",
+                "Fetches the enrolment (a token of purpose addDevice), opens the two sub-shares sealed to --key-file, checks them against every commitment and the custodian's, and writes this device's signing share to --out (mode 0600); then deletes --key-file. With --public-key the enrolment must be for that wallet key (compare it with `wallet create`'s, out of band). With --user-id and --sign-token-file (a token of purpose sign) a secp256k1 device also makes its ECDSA pair setup with the custodian and keeps it in --out.pairsetup; without them the first `sign --server --mode ecdsa` makes it. Sign with `sign --server --signing-share`.",
                 examples: [
                     "share-recovery device add join --server http://127.0.0.1:8080 --token-file add.token --device-id phone --key-file phone.key --out phone-share.json",
+                    "share-recovery device add join --server http://127.0.0.1:8080 --token-file add.token --device-id phone --key-file phone.key --out phone-share.json --user-id user-1 --sign-token-file sign.token",
                     "share-recovery device add join --server http://127.0.0.1:8080 --token-file add.token --device-id phone --key-file phone.key --out phone-share.json --public-key \"$KEY\"",
                 ]))
 
@@ -120,8 +121,17 @@ struct DeviceCommand: AsyncParsableCommand {
         @Option(help: "The key file `device add request` wrote.") var keyFile: String
         @Option(help: "Where to write this device's signing share (with its secret, mode 0600).") var out: String
         @Option(help: "The wallet's public key (hex), to check the enrolment against.") var publicKey: String?
+        @Option(help: "With --sign-token-file: the user, to make the ECDSA pair setup with the custodian.")
+        var userId: String?
+        @Option(
+            help:
+                "A token of purpose sign: a secp256k1 device then makes its ECDSA pair setup and keeps it in --out.pairsetup."
+        ) var signTokenFile: String?
 
         func run() async throws {
+            guard (userId == nil) == (signTokenFile == nil) else {
+                throw CLIError.usage("--user-id and --sign-token-file go together (they make the ECDSA pair setup)")
+            }
             guard let secret = Hex.decodeSecret(try Files.readTrimmedLine(keyFile)), secret.count == 32,
                 let pair = try? SealingKeyPair(secretKey: secret)
             else {
@@ -136,6 +146,11 @@ struct DeviceCommand: AsyncParsableCommand {
                 deviceId: deviceId, keyPair: pair, walletPublicKey: expected)
             try Files.write(share.json(includingSecret: true) + "\n", to: out, secret: true)
             try? FileManager.default.removeItem(atPath: keyFile)
+            if let userId, let signTokenFile {
+                let client = HTTPWalletClient(
+                    baseURL: serverOptions.server, tokenProvider: try TokenFile.provider(signTokenFile))
+                try await KeptSetupPlace.file(besideShare: out).make(for: share, client: client, clientId: userId)
+            }
             Terminal.output(share.json())
         }
     }

@@ -37,18 +37,21 @@ extension SignCommand {
     }
 
     /// The device's share (a file or its store's current share) signs with the server's custodian
-    /// over their pair setup, made here with the custodian first (a device keeps none between runs
-    /// yet), once more after an aborted attempt.
+    /// over their pair setup kept beside the share (docs/ecdsa.md "Kept between runs"). Without one,
+    /// or when the server answers `pairSetupStale` or the signature aborts, one fresh setup is made,
+    /// kept in its place, and signs once more; a second failure stops with the error.
     private func signECDSAWithServer() async throws {
         try DeviceShareSource.checkUsage(
             server: server, userId: userId, tokenFile: tokenFile, store: store, passcodeFile: passcodeFile,
             signingShares: signingShares.count, purpose: "sign")
         let path = try tweakOptions.tweaks().path
-        var share: ShareRecord
+        let share: ShareRecord
+        let place: KeptSetupPlace
         if let store, let passcodeFile {
-            share = try await DeviceShareSource.current(store: store, passcodeFile: passcodeFile)
+            let opened = try await DeviceShareSource.opened(store: store, passcodeFile: passcodeFile)
+            (share, place) = (opened.share, .store(opened.store))
         } else {
-            share = try Files.readShare(signingShares[0])
+            (share, place) = (try Files.readShare(signingShares[0]), .file(besideShare: signingShares[0]))
         }
         guard share.curve == .secp256k1 else {
             throw CLIError.usage(
@@ -58,8 +61,17 @@ extension SignCommand {
         let digest = try (hash ?? .keccak256).digest(of: try Files.read(messageFile), file: messageFile)
         // Checked above, before any file was read.
         let client = HTTPWalletClient(baseURL: server!, tokenProvider: try TokenFile.provider(tokenFile!))
-        let (signature, _) = try await client.signECDSA(
-            share: share, setup: nil, clientId: userId!, digest: digest, path: path)
+        let kept = try await place.load(for: share)
+        let signature: ECDSASignature
+        do {
+            signature = try await client.signECDSA(
+                share: share, setup: kept, clientId: userId!, digest: digest, path: path
+            ) { fresh in try await place.keep(fresh, for: share) }.signature
+        } catch let error as ShareRecoveryError where error.code == .ecdsaCheckFailed || error.code == .pairSetupStale {
+            // The setup kept last was discarded by the abort, or the server holds none for it.
+            try? await place.forget()
+            throw error
+        }
         let signingKey = try DerivedKey(walletPublicKey: share.publicKey, path: path).publicKey
         Self.printECDSA(signature, digest: digest, signingKey: signingKey)
     }

@@ -110,6 +110,14 @@ struct ServerDemo {
         let firstValid = SignatureVerifier.verify(
             signature: first.signature, message: message, publicKey: created.publicKey, mode: mode)
         say("signed (\(mode)): \(Hex.encode(first.signature).prefix(32))…, valid: \(firstValid)")
+        // secp256k1 also signs Ethereum's way: threshold ECDSA with the custodian over a kept pair setup.
+        var ethereum: ECDSADemo?
+        if curve == .secp256k1 {
+            let ecdsa = try ECDSADemo(wallet: wallet, userId: userId, walletKey: created.publicKey)
+            say("Ethereum address: \(ecdsa.address)")
+            try await ecdsa.sign(share: created, store: device, say: say)
+            ethereum = ecdsa
+        }
 
         // 3. Back up with a password and a cloud key (each write needs a fresh OTP-issued token).
         let engine = RecoveryEngine(configuration: api.engineConfiguration(userId: userId, store: device))
@@ -136,6 +144,7 @@ struct ServerDemo {
         let againValid = SignatureVerifier.verify(
             signature: again.signature, message: message, publicKey: created.publicKey, mode: mode)
         say("signed again after recovery under the same key, valid: \(againValid)")
+        try await ethereum?.sign(share: recovered, store: newDevice, say: say)
 
         // 7. The lost device's share is useless: the custodian signs and reshares only with the new set.
         var refused = ""
@@ -149,6 +158,42 @@ struct ServerDemo {
         say("old device share refused for signing: \(refused.isEmpty ? "no" : "yes (\(refused))")")
         guard same, firstValid, againValid, !refused.isEmpty else {
             throw ShareRecoveryError(.publicKeyMismatch, "the demo's wallet did not behave as expected")
+        }
+    }
+}
+
+/// The ECDSA part of the secp256k1 story: the wallet's Ethereum address, and a signature of a
+/// Keccak-256 digest with the custodian whose recovered signer (ecrecover) is that address. The
+/// device keeps its pair setup in its store, as `sign --server --mode ecdsa` does.
+struct ECDSADemo {
+    let wallet: HTTPWalletClient
+    let userId: String
+    let walletKey: Point
+    let address: String
+
+    init(wallet: HTTPWalletClient, userId: String, walletKey: Point) throws {
+        self.wallet = wallet
+        self.userId = userId
+        self.walletKey = walletKey
+        address = try EthereumAddress.checksummed(walletKey)
+    }
+
+    /// Signs with the share, over the setup its store keeps (made and kept first when there is none:
+    /// after a recovery the old one does not open), and says who ecrecover names.
+    func sign(share: ShareRecord, store: FileSigningShareStore, say: (String) -> Void) async throws {
+        let digest = Keccak256.hash(Array("send 0.1 ETH to bob (generation \(share.generation))".utf8))
+        let kept = try await store.keptPairSetup().flatMap { try KeptPairSetup.open($0, share: share) }
+        let (signature, _) = try await wallet.signECDSA(share: share, setup: kept, clientId: userId, digest: digest) {
+            fresh in try await store.keepPairSetup(try KeptPairSetup.seal(fresh, share: share))
+        }
+        let signer = try EthereumAddress.checksummed(try signature.recoverPublicKey(digest: digest))
+        let valid = signature.isValid(digest: digest, publicKey: walletKey)
+        say(
+            "signed (ecdsa, generation \(share.generation)): r \(Hex.encode(signature.r).prefix(16))…, ecrecover → \(signer), the wallet's address: \(signer == address), valid: \(valid)"
+        )
+        guard signer == address, valid else {
+            throw ShareRecoveryError(
+                .publicKeyMismatch, "the demo's ECDSA signature did not recover the wallet's address")
         }
     }
 }

@@ -32,23 +32,33 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Init: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create the store: set the passcode (entered twice) and store a signing share.",
+            abstract: "Create the store: set the passcode (entered twice) and store a signing share, if given.",
             discussion: helpText(
-                "--confirm-file must hold the same passcode as --passcode-file (a typo check). --share is a signing share with its secret (e.g. from `keygen` or `recover`).",
+                "--confirm-file must hold the same passcode as --passcode-file (a typo check). --share is a signing share with its secret (e.g. from `keygen`, `recover` or `wallet create`); the ECDSA pair setup kept beside it (--share.pairsetup, from `wallet create` or `device add join`) moves into the store with it. Without --share the store starts empty, for a new device to `store recover` into.",
                 examples: [
-                    "share-recovery store init --store device --passcode-file passcode.txt --confirm-file passcode.txt --share wallet/share-1.json"
+                    "share-recovery store init --store device --passcode-file passcode.txt --confirm-file passcode.txt --share wallet/share-1.json",
+                    "share-recovery store init --store new-device --passcode-file passcode.txt --confirm-file passcode.txt",
                 ]))
         @OptionGroup var location: Location
         @Option(help: "The passcode file.") var passcodeFile: String
         @Option(help: "The passcode again (must match).") var confirmFile: String
-        @Option(help: "The signing share JSON file (with secret) to store.") var share: String
+        @Option(help: "The signing share JSON file (with secret) to store; none for an empty store.") var share: String?
 
         func run() async throws {
             let store = try location.open()
-            let record = try Files.readShare(share)
+            let record = try share.map(Files.readShare)
             try await store.createPasscode(try passcode(passcodeFile), confirmation: try passcode(confirmFile))
+            guard let share, let record else {
+                Terminal.output(JSONWriter.write(.object([("store", .string(store.directory)), ("share", .null)])))
+                return
+            }
             try await store.stage(record)
             try await store.promoteStaged()
+            let beside = KeptSetupPlace.file(besideShare: share)
+            if let setup = try await beside.load(for: record) {
+                try await KeptSetupPlace.store(store).keep(setup, for: record)
+                try await beside.forget()
+            }
             Terminal.output(record.json())
         }
     }

@@ -18,7 +18,7 @@ struct WalletCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the DKG with the server; write this device's signing share to --out (0600).",
             discussion: helpText(
-                "Runs docs/formats.md §10 with the server: both parties prove knowledge of their constant terms, exchange sealed sub-shares and check them against the commitments; the device keeps its share only after the server reported the same public key. Prints the share's public description. Store it with `store init --share`, back it up with `methods add`, sign with `sign --server`. A user has one wallet: a second create answers conflict.",
+                "Runs docs/formats.md §10 with the server: both parties prove knowledge of their constant terms, exchange sealed sub-shares and check them against the commitments; the device keeps its share only after the server reported the same public key. A secp256k1 wallet's device also makes its ECDSA pair setup with the custodian and keeps it, sealed for the share, in --out.pairsetup (mode 0600; `sign --server --mode ecdsa` uses it). Prints the share's public description. Store it with `store init --share`, back it up with `methods add`, sign with `sign --server`. A user has one wallet: a second create answers conflict.",
                 examples: [
                     "share-recovery wallet create --server http://127.0.0.1:8080 --user-id user-1 --token-file sign.token --curve ed25519 --wallet-id w-2 --out device-share.json"
                 ]))
@@ -32,6 +32,8 @@ struct WalletCommand: ParsableCommand {
             let client = HTTPWalletClient(baseURL: serverOptions.server, tokenProvider: try serverOptions.tokens())
             let share = try await client.createWallet(clientId: serverOptions.userId, walletId: walletId, curve: curve)
             try Files.write(share.json(includingSecret: true) + "\n", to: out, secret: true)
+            try await KeptSetupPlace.file(besideShare: out).make(
+                for: share, client: client, clientId: serverOptions.userId)
             Terminal.output(share.json())
         }
     }

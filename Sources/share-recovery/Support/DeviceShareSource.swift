@@ -24,11 +24,18 @@ enum DeviceShareSource {
 
     /// The current share of a store, unlocked with its passcode file.
     static func current(store: String, passcodeFile: String) async throws -> ShareRecord {
+        try await opened(store: store, passcodeFile: passcodeFile).share
+    }
+
+    /// A store unlocked with its passcode file (held until released), and its current share.
+    static func opened(store: String, passcodeFile: String) async throws -> (
+        store: FileSigningShareStore, share: ShareRecord
+    ) {
         let device = try FileSigningShareStore(directory: store)
         try await device.authenticate(try Files.readSecretLine(passcodeFile))
         guard let current = try await device.currentShare() else {
             throw ShareRecoveryError(.notFound, "the store \(store) holds no signing share")
         }
-        return current
+        return (device, current)
     }
 }

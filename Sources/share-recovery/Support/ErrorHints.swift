@@ -21,6 +21,10 @@ enum ErrorHints {
             "invalidParameters":
                 "give t --signing-share files of one wallet's current signing set, one per party: the share-<i>.json files that one keygen, recover or `device add join` wrote.",
             "noMatchingShare": ejectedOrOtherUser,
+            "ecdsaCheckFailed":
+                "with --server the signature aborted over the kept pair setup and again over a fresh one, so this device or the server misbehaves; the setup was deleted, and the next `sign --server --mode ecdsa` makes a fresh one. If that aborts too, stop and report the error with the server's request ids.",
+            "pairSetupStale":
+                "the server keeps no pair setup for this share's set and generation, even a fresh one: sign with the device's current share (after a recovery, the store's; a removed device's share signs nothing).",
         ],
         "device list": ["noMatchingShare": ejectedOrOtherUser],
         "device remove": ["noMatchingShare": ejectedOrOtherUser, "unauthorized": singleUseToken("removeDevice")],

@@ -33,11 +33,15 @@ enum Files {
     }
 
     static func write(_ text: String, to path: String, secret: Bool = false) throws {
+        try write(Array(text.utf8), to: path, secret: secret)
+    }
+
+    static func write(_ bytes: [UInt8], to path: String, secret: Bool = false) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         // Secret files are created 0600 before any byte is written.
         let created = FileManager.default.createFile(
-            atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: secret ? 0o600 : 0o644])
+            atPath: path, contents: Data(bytes), attributes: [.posixPermissions: secret ? 0o600 : 0o644])
         guard created else { throw CLIError.file("cannot write \(path)") }
     }
 

@@ -20,6 +20,12 @@ public final class PairSetup: Sendable, CustomStringConvertible {
     /// Whether an aborted signature has discarded this setup (it can no longer sign).
     public var isDiscarded: Bool { setup.isDiscarded }
 
+    /// Whether the setup was made for this share: its party, set and generation.
+    public func isMade(for share: ShareRecord) -> Bool {
+        setup.own.index == share.partyIndex && setup.own.setId == share.setId.bytes
+            && setup.own.generation == share.generation
+    }
+
     /// Discards the setup in memory, as an aborted signature does: for the abort the other party
     /// reported (its check failed). Delete the stored form too and make a fresh setup.
     public func discard() { setup.discard() }
