@@ -101,10 +101,9 @@ struct ScalarField: Sendable {
 
     @inline(__always)
     static func addCarry(_ a: UInt64, _ b: UInt64, _ carry: inout UInt64) -> UInt64 {
-        let (s1, o1) = a.addingReportingOverflow(b)
-        let (s2, o2) = s1.addingReportingOverflow(carry)
-        carry = (o1 ? 1 : 0) | (o2 ? 1 : 0)
-        return s2
+        let wide = UInt128(a) &+ UInt128(b) &+ UInt128(carry)
+        carry = UInt64(truncatingIfNeeded: wide >> 64)
+        return UInt64(truncatingIfNeeded: wide)
     }
 
     @inline(__always)
@@ -115,14 +114,13 @@ struct ScalarField: Sendable {
         return d2
     }
 
-    /// Returns the low word of t + a·b + carry and leaves the high word in carry.
+    /// Returns the low word of t + a·b + carry and leaves the high word in carry. One 128-bit sum: the
+    /// compiler emits mul, add, adc, where flag tests from addingReportingOverflow cost more.
     @inline(__always)
     static func multiplyAdd(_ t: UInt64, _ a: UInt64, _ b: UInt64, _ carry: inout UInt64) -> UInt64 {
-        let (high, low) = a.multipliedFullWidth(by: b)
-        let (s1, o1) = low.addingReportingOverflow(t)
-        let (s2, o2) = s1.addingReportingOverflow(carry)
-        carry = high &+ (o1 ? 1 : 0) &+ (o2 ? 1 : 0)
-        return s2
+        let wide = UInt128(a) &* UInt128(b) &+ UInt128(t) &+ UInt128(carry)
+        carry = UInt64(truncatingIfNeeded: wide >> 64)
+        return UInt64(truncatingIfNeeded: wide)
     }
 
     static func addNoReduce(_ a: Limbs, _ b: Limbs) -> (sum: Limbs, carry: UInt64) {
