@@ -22,7 +22,7 @@ let strictSettings: [SwiftSetting] =
 
 let package = Package(
     name: "share-recovery",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ShareCrypto", targets: ["ShareCrypto"]),
         .library(name: "ShareRecovery", targets: ["ShareRecovery"]),

@@ -13,7 +13,7 @@ struct RecoveryBench: AsyncParsableCommand {
         abstract:
             "What recovery costs, and how close it is to the floor of its unavoidable primitive operations, measured in the same run (docs/benchmarks.md).",
         usage:
-            "recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile CURVE COUNT",
+            "recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile WORKLOAD COUNT",
         discussion: """
             Examples:
               swift run -c release recovery-bench
@@ -44,22 +44,21 @@ struct RecoveryBench: AsyncParsableCommand {
     @Option(
         parsing: .upToNextOption,
         help: ArgumentHelp(
-            "Only COUNT offline cloudKey recoveries on CURVE (secp256k1 or ed25519), for a profiler such as callgrind.",
-            valueName: "CURVE COUNT"))
+            "Only COUNT runs of WORKLOAD, for a profiler such as perf or callgrind: offline cloudKey recoveries on a curve (secp256k1 or ed25519), or 2-of-2 threshold ECDSA signatures over stored pair setups (ecdsa).",
+            valueName: "WORKLOAD COUNT"))
     var profile: [String] = []
 
-    /// `--profile CURVE COUNT`, read.
-    private var profileRun: (Curve, Int)? {
-        guard profile.count == 2, let curve = Curve(name: profile[0]), let count = Int(profile[1]), count > 0 else {
-            return nil
-        }
-        return (curve, count)
+    /// `--profile WORKLOAD COUNT`, read.
+    private var profileRun: (Bench.ProfileWorkload, Int)? {
+        guard profile.count == 2, let count = Int(profile[1]), count > 0 else { return nil }
+        if profile[0] == "ecdsa" { return (.ecdsaSignatures, count) }
+        return Curve(name: profile[0]).map { (.recoveries($0), count) }
     }
 
     func validate() throws {
         if !profile.isEmpty, profileRun == nil {
             throw ValidationError(
-                "--profile needs a curve (secp256k1 or ed25519) and a count, e.g. --profile secp256k1 1000")
+                "--profile needs a workload (secp256k1, ed25519 or ecdsa) and a count, e.g. --profile ecdsa 500")
         }
     }
 
@@ -77,9 +76,14 @@ struct RecoveryBench: AsyncParsableCommand {
     }
 
     mutating func run() async throws {
-        if let (curve, count) = profileRun {
+        switch profileRun {
+        case let (.recoveries(curve), count)?:
             try await Bench.profileRecoveries(curve: curve, count: count)
             return
+        case let (.ecdsaSignatures, count)?:
+            try Bench.profileECDSASignatures(count: count)
+            return
+        case nil: break
         }
         var bench = Bench(quick: quick, serverOnly: serverOnly || serverWorkload != nil, serverWorkload: serverWorkload)
         let started = Date()
@@ -632,6 +636,12 @@ struct Bench {
         add(m)
     }
 
+    /// What `--profile` runs.
+    enum ProfileWorkload {
+        case recoveries(Curve)
+        case ecdsaSignatures
+    }
+
     /// A fixed workload for instruction counting: no timing, no output.
     static func profileRecoveries(curve: Curve, count: Int) async throws {
         let random = DeterministicRandom(seed: Array("profile".utf8))
@@ -645,6 +655,21 @@ struct Bench {
         for _ in 0..<count {
             _ = try await OfflineRecovery.recover(
                 cipherText: text, secret: key, custodianShares: shares, custodianKey: custodian, using: random)
+        }
+    }
+
+    /// A fixed workload for a profiler: `count` 2-of-2 ECDSA signatures over one pair of stored setups,
+    /// both parties in this process, as the bench's "ECDSA sign" times them.
+    static func profileECDSASignatures(count: Int) throws {
+        let random = DeterministicRandom(seed: Array("profile".utf8))
+        let set = try DistributedKeyGeneration.run(
+            parameters: DKGParameters(curve: .secp256k1, walletId: "bench", threshold: 2, parties: 2), using: random)
+        let setups = try ThresholdECDSA.pairSetups(shares: set)
+        let digest = random.bytes(count: 32)
+        for _ in 0..<count {
+            _ = try ThresholdECDSA.sign(
+                shares: set, setups: setups, digest: digest,
+                seeds: [1: random.secureBytes(count: 32), 2: random.secureBytes(count: 32)])
         }
     }
 

@@ -34,3 +34,51 @@ struct ScalarArithmeticTests {
         }
     }
 }
+
+@Suite("Scalar field reductions")
+struct ScalarFieldReductionTests {
+    static let random = DeterministicRandom(seed: Array("scalar-field-reductions".utf8))
+
+    static func limbs(_ bytes: [UInt8]) -> ScalarField.Limbs {
+        bytes.withUnsafeBytes { ScalarField.Limbs(bigEndian: $0) }
+    }
+
+    /// Random words, and the extremes where carries run furthest: all ones, the modulus and around it.
+    static func samples(_ field: ScalarField) -> [ScalarField.Limbs] {
+        let ones = ScalarField.Limbs(l0: .max, l1: .max, l2: .max, l3: .max)
+        let below = ScalarField.subtract(field.modulus, .one).difference
+        return [.zero, .one, ones, field.modulus, below] + (0..<40).map { _ in limbs(random.bytes(count: 32)) }
+    }
+
+    @Test("reduceWidePlain's fold of a 128-bit high half agrees with the Montgomery reduction")
+    func foldAgreesWithMontgomery() {
+        let field = Curve.secp256k1.field
+        let highs = Self.samples(field).map { ScalarField.Limbs(l0: $0.l0, l1: $0.l1, l2: 0, l3: 0) }
+        for low in Self.samples(field) {
+            for high in highs {
+                let expected = field.fromMontgomery(field.reduceWide(low: low, high: high))
+                #expect(field.reduceWidePlain(low: low, high: high) == expected)
+            }
+        }
+    }
+
+    @Test("a ProductSum reduces to the sum of modular products, on both curves", arguments: Curve.allCases)
+    func productSumAgreesWithModularProducts(curve: Curve) {
+        let field = curve.field
+        // Unreduced factors (all ones among them) for the sum, the same reduced for the expectation:
+        // mont(a·R, b) = a·b, plain.
+        let factors = Self.samples(field)
+        let reduced = factors.map { field.fromMontgomery(field.toMontgomery($0)) }
+        var sum = ScalarField.ProductSum()
+        var expected = ScalarField.Limbs.zero
+        // Every pair, so all ones times all ones is among the terms and the top word collects carries.
+        for (a, reducedA) in zip(factors, reduced) {
+            for (b, reducedB) in zip(factors, reduced) {
+                sum.add(a, times: b)
+                expected = field.add(expected, field.multiply(field.toMontgomery(reducedA), reducedB))
+            }
+        }
+        #expect(sum.reduced(in: field) == expected)
+        #expect(sum.reduced(in: field) == .zero)
+    }
+}

@@ -17,11 +17,8 @@ enum RandomVectorOLE {
         ECDSAHash.scalar("rvole/gadget", [.bytes(ECDSAWire.uint32($0))])
     }
 
-    /// The gadget's plain limbs, for χ.
+    /// The gadget's plain limbs, for χ and the sums `Σ g_j·x_j`.
     private static let gadgetLimbs = gadget.map(\.limbs)
-
-    /// The gadget in Montgomery form, so `multiply(a, g)` gives the plain product `a·g_j`.
-    private static let gadgetMontgomery = gadget.map { Curve.secp256k1.field.toMontgomery($0.limbs) }
 
     struct BobState {
         /// Choice bits β' (all rows), and the rows t_j.
@@ -74,7 +71,7 @@ enum RandomVectorOLE {
         let rows = try OTExtension.send(delta: delta, keys: keys, id: id, message: bobMessage, peer: peer)
         // The inner loops stay on field limbs: no per-operation encoding of secret scalars.
         let alpha = [inputs.0, inputs.1, masks.0, masks.1].map(\.limbs)
-        var sums = [ScalarField.Limbs](repeating: .zero, count: 4)
+        var sums = [ScalarField.ProductSum](repeating: .init(), count: 4)
         var tau = [UInt8](repeating: 0, count: tauCount)
         let derivation = OTPads(session: session)
         withUnsafeTemporaryAllocation(of: ScalarField.Limbs.self, capacity: 8) { pads in
@@ -87,7 +84,7 @@ enum RandomVectorOLE {
                             derivation.derive(rows: rows, index: j, into: zero)
                             derivation.derive(rows: rows, index: j, flip: delta, into: one)
                             for k in 0..<4 {
-                                sums[k] = field.add(sums[k], field.multiply(zero[k], gadgetMontgomery[j]))
+                                sums[k].add(zero[k], times: gadgetLimbs[j])
                                 let correction = field.add(field.subtract(one[k], zero[k]), alpha[k])
                                 let slot = (j * 4 + k) * 32
                                 Curve.secp256k1.write(
@@ -99,7 +96,7 @@ enum RandomVectorOLE {
             }
             for index in 0..<8 { pads[index] = .zero }
         }
-        let shares = sums.map { Scalar(plain: $0, curve: .secp256k1) }
+        let shares = (0..<4).map { Scalar(plain: sums[$0].reduced(in: field), curve: .secp256k1) }
         let theta = challenge(session: session, tau: tau)
         let eta = (masks.0 + theta.0 * inputs.0, masks.1 + theta.1 * inputs.1)
         let mu = proof(session: session, shares[2] + theta.0 * shares[0], shares[3] + theta.1 * shares[1])
@@ -113,7 +110,7 @@ enum RandomVectorOLE {
     static func bobFinish(state: BobState, session: [UInt8], reply: [UInt8], peer: Int) throws -> (Scalar, Scalar) {
         var wire = ECDSAWire(reply, what: "multiplication reply from party \(peer)")
         let tauBytes = try wire.take(tauCount)
-        var sums = [ScalarField.Limbs](repeating: .zero, count: 4)
+        var sums = [ScalarField.ProductSum](repeating: .init(), count: 4)
         let derivation = OTPads(session: session)
         // The choice bits and the rows are read in place.
         try withUnsafeTemporaryAllocation(of: ScalarField.Limbs.self, capacity: 4) { pads in
@@ -134,14 +131,14 @@ enum RandomVectorOLE {
                                 }
                                 // β_j·τ_j[k] by a mask, not a branch on the secret bit.
                                 let term = field.subtract(ScalarField.select(mask, tau, .zero), pads[k])
-                                sums[k] = field.add(sums[k], field.multiply(term, gadgetMontgomery[j]))
+                                sums[k].add(term, times: gadgetLimbs[j])
                             }
                         }
                     }
                 }
             }
         }
-        let shares = sums.map { Scalar(plain: $0, curve: .secp256k1) }
+        let shares = (0..<4).map { Scalar(plain: sums[$0].reduced(in: field), curve: .secp256k1) }
         let eta = (try wire.scalar(), try wire.scalar())
         let mu = try wire.take(32)
         try wire.finish()
