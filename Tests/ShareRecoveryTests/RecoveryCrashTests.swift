@@ -15,7 +15,9 @@ import Testing
 @Suite("Recovery crash safety", .serialized)
 struct RecoveryCrashTests {
     typealias Support = StoreTestSupport
-    static let trials = StoreCrashTests.trials
+    /// 200 everywhere: fewer would not reliably land kills inside the session and the storing, which
+    /// the test asserts.
+    static let trials = 200
     static let clientId = "share-store-harness client"
     static let password = "crash-test backup password"
 

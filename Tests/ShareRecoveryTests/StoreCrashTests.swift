@@ -16,7 +16,9 @@ import Testing
 struct StoreCrashTests {
     typealias Support = StoreTestSupport
     static let passcodeText = "crash-test passcode"
-    static let trials = 200
+    /// 200; SHARE_RECOVERY_CRASH_TRIALS overrides (the sanitizer passes run fewer: the trials hunt
+    /// timing windows, which the plain pass's 200 cover).
+    static let trials = ProcessInfo.processInfo.environment["SHARE_RECOVERY_CRASH_TRIALS"].flatMap { Int($0) } ?? 200
 
     /// Mirrors HarnessWallet in the harness: party 1 of a deterministic 2-of-2 secp256k1 set.
     static let walletId = "share-store-harness"
