@@ -282,11 +282,13 @@ struct CLITests {
     @Test func recoveryBenchHelpAndMistakes() throws {
         let help = try CLIRunner.run("recovery-bench", ["--help"])
         #expect(help.status == 0, "\(help.stderr)")
-        #expect(help.stdout.contains("--profile CURVE COUNT") && help.stdout.contains("Examples:"))
+        #expect(help.stdout.contains("--profile WORKLOAD COUNT") && help.stdout.contains("Examples:"))
         for (arguments, said) in [
             (["--json"], "Missing value for '--json <FILE>'"),
-            (["--profile", "p256", "10"], "--profile needs a curve"),
-            (["--profile", "secp256k1"], "--profile needs a curve"), (["--fast"], "Unknown option '--fast'"),
+            (["--profile", "p256", "10"], "--profile needs a workload"),
+            (["--profile", "secp256k1"], "--profile needs a workload"),
+            (["--profile", "ecdsa", "0"], "--profile needs a workload"),
+            (["--fast"], "Unknown option '--fast'"),
             (["--server-workload", "health"], "Please provide one of 'cipher-text', 'fetch', 'session' or 'signing'"),
         ] {
             let run = try CLIRunner.run("recovery-bench", arguments)
