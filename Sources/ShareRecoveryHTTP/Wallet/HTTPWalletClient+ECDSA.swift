@@ -8,7 +8,7 @@ public import ShareRecovery
 /// pair setup on both (the device tells the server when its own check failed).
 extension HTTPWalletClient {
     /// Makes the device's ECDSA pair setup with the custodian, bound to the share's set and generation.
-    /// Keep the result sealed beside the share (its ``PairSetup/rawRepresentation()``); it replaces
+    /// Keep the result sealed beside the share (`KeptPairSetup.seal`); it replaces
     /// any earlier setup of the set on the server.
     /// - Parameters:
     ///   - share: The device's secp256k1 signing share of a 2-of-2 wallet with the custodian.
@@ -111,8 +111,14 @@ extension HTTPWalletClient {
     /// Signs as ``signECDSA(share:setup:clientId:digest:path:seed:)`` does, making the pair setup
     /// when there is none or it is stale, and once more after an abort: one fresh setup and one more
     /// attempt, then the abort is reported.
-    /// - Parameter keep: Called with each fresh setup before it signs, to keep it (sealed) in place
-    ///   of `setup`, so that a device cut off afterwards still has the setup the server now has.
+    /// - Parameters:
+    ///   - share: The device's secp256k1 signing share of a 2-of-2 wallet with the custodian.
+    ///   - setup: The device's kept pair setup of that share, or nil when it has none.
+    ///   - clientId: The user.
+    ///   - digest: The 32-byte digest, never hashed again.
+    ///   - path: A non-hardened BIP-32 path from the wallet key; root by default.
+    ///   - keep: Called with each fresh setup before it signs, to keep it (sealed) in place of
+    ///     `setup`, so that a device cut off afterwards still has the setup the server now has.
     /// - Returns: The signature and the setup it was made over.
     /// - Throws: As ``signECDSA(share:setup:clientId:digest:path:seed:)``; `ecdsaCheckFailed` when the
     ///   attempt over a fresh setup aborts too (the device or the server misbehaves: stop and report).

@@ -21,7 +21,7 @@ public struct ServerConfiguration: Sendable {
     public enum SecretSource: Sendable {
         /// A file holding the secret: for the master key 64 hex digits (one trailing newline ignored);
         /// for the webhook secret and the metrics token the text, one value a line (blank lines and
-        /// trailing `\r` and spaces ignored), the first sent and all accepted (``SecretRing``).
+        /// trailing `\r` and spaces ignored), the first sent and all accepted (`SecretRing`).
         case file(path: String)
         /// An environment variable holding the secret, in the same form as a file.
         case environment(name: String)

@@ -6,7 +6,7 @@ import NIOCore
 public struct ServerRequestContext: RequestContext {
     /// Hummingbird's per-request storage.
     public var coreContext: CoreRequestContextStorage
-    /// The peer's IP address as seen on the socket (``ServerRoutes/clientAddress(_:_:)`` reads proxies' headers).
+    /// The peer's IP address as seen on the socket (`ServerRoutes.clientAddress` reads proxies' headers).
     public let remoteAddress: String
     /// This request's id (`X-Request-Id`, RequestID.swift), stored in the audit rows it appends.
     public internal(set) var requestId: String
