@@ -86,21 +86,26 @@ struct ECDSALifecycleCLITests {
         }
 
         func bytes(_ path: String) throws -> Data { try Data(contentsOf: dir.appendingPathComponent(path)) }
+
+        /// Runs `story` against a fresh world, stopping its server and removing its files whatever happens.
+        static func with(_ database: Database, _ story: (World) throws -> Void) async throws {
+            let world = try await World(database: database)
+            defer { try? FileManager.default.removeItem(at: world.dir) }
+            do {
+                try story(world)
+            } catch {
+                await world.server.stop()
+                throw error
+            }
+            await world.server.stop()
+        }
     }
 
     @Test(
         "create, address, sign, back up, lose, recover, sign under the same address; add a device, sign, remove it; eject",
         .timeLimit(.minutes(5)), arguments: Database.allCases)
     func lifecycle(database: Database) async throws {
-        let world = try await World(database: database)
-        defer { try? FileManager.default.removeItem(at: world.dir) }
-        do {
-            try story(world)
-        } catch {
-            await world.server.stop()
-            throw error
-        }
-        await world.server.stop()
+        try await World.with(database, story)
     }
 
     private func story(_ world: World) throws {

@@ -260,12 +260,38 @@ struct AuditTrailTests {
             let removed = try await audit.appended([.deviceRemoved], by: removal, account: "bob")
             #expect(removed.first?.detail == #"{"deviceId":"phone"}"#)
 
+            // Refreshes of bob's wallet (docs/formats.md §3): one abandoned, one refused (the removed
+            // device's set), one confirmed into generation 1.
+            let refreshes = SessionClient(world: world, clientId: "bob")
+            let dropped = try await refreshes.open(purpose: "refresh", method: nil, ownShare: device, token: sign)
+            _ = try await audit.appended([.refreshStarted], account: "bob")
+            try await audit.appended(
+                [.refreshAborted], by: try await refreshes.abort(dropped.sessionId, token: sign), account: "bob")
+            let refusedRefresh = try await refreshes.openResponse(
+                purpose: "refresh", method: nil, ownShare: phone, token: sign)
+            #expect(refusedRefresh.status == 404 && refusedRefresh.errorCode == "noMatchingShare")
+            try await audit.appended([.refreshFailed], by: refusedRefresh, account: "bob")
+            let refresh = try await refreshes.open(purpose: "refresh", method: nil, ownShare: device, token: sign)
+            _ = try await audit.appended([.refreshStarted], account: "bob")
+            secrets.append(
+                SecretForms("refreshed device share", secret: try #require(refresh.newShare.secret).rawRepresentation))
+            try await audit.appended([], by: try await refreshes.finish(refresh, token: sign), account: "bob")
+            let refreshed = try await audit.appended(
+                [.refreshCompleted], by: try await refreshes.confirm(refresh.sessionId, token: sign), account: "bob")
+            #expect(
+                refreshed.first?.detail
+                    == #"{"sessionId":"\#(refresh.sessionId)","setId":"\#(refresh.newShare.setId.hex)","generation":1}"#
+            )
+
             // Last, its eject (no device joins an ejected wallet): the custodian's share released once, for a token of purpose eject.
             let eject = try await token("bob", "eject")
-            let ejected = try await WalletWire.eject(world: world, share: device, userId: "bob", token: eject)
+            let ejected = try await WalletWire.eject(
+                world: world, share: refresh.newShare, userId: "bob", token: eject)
             #expect(ejected.status == 200)
             let ejectedRows = try await audit.appended([.walletEjected], by: ejected, account: "bob")
-            #expect(ejectedRows.first?.detail == #"{"walletId":"w-bob","setId":"\#(device.setId.hex)","generation":0}"#)
+            #expect(
+                ejectedRows.first?.detail
+                    == #"{"walletId":"w-bob","setId":"\#(refresh.newShare.setId.hex)","generation":1}"#)
 
             // Every kind was exercised; the chain is intact; the listing shows alice's rows and only hers.
             let rows = try await world.auditRows()

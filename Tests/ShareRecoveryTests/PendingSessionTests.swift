@@ -36,7 +36,7 @@ struct PendingSessionTests {
     func damaged() {
         let good = PendingSession(sessionId: "abcd", purpose: .backup).encoded
         var cases: [[UInt8]] = [[], Array(good.dropLast()), good + [0x41], Array("SRPX".utf8) + good.dropFirst(4)]
-        for (index, value) in [(4, UInt8(2)), (5, 3), (5, 0), (6, 0), (6, 5), (7, 0x20), (8, 0x7F)] as [(Int, UInt8)] {
+        for (index, value) in [(4, UInt8(2)), (5, 4), (5, 0), (6, 0), (6, 5), (7, 0x20), (8, 0x7F)] as [(Int, UInt8)] {
             var copy = good
             copy[index] = value
             cases.append(copy)

@@ -8,11 +8,20 @@ public struct ResharingSessionRequest: Sendable {
         case backup(BackupMethod)
         /// Backup set of a method → a new signing set.
         case recovery(BackupMethod)
+        /// Signing set → a new signing set of the same parties and threshold, one generation later
+        /// (docs/formats.md §3, refresh): a share that leaked before signs nothing after.
+        case refresh
+
+        /// Whether the session's confirm replaces the custodian's signing set.
+        public var replacesSigningSet: Bool {
+            if case .backup = self { return false }
+            return true
+        }
     }
 
     /// The integrator's client (user) id.
     public let clientId: String
-    /// Backup or recovery.
+    /// Backup, recovery or refresh.
     public let purpose: Purpose
     /// The client's old share, as a public description: it names the set to reshare.
     public let clientShare: ShareRecord

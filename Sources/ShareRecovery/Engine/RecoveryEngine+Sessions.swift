@@ -1,6 +1,6 @@
 import ShareCrypto
 
-/// The custodian session of one backup or recovery, from open to its end, so that it ends the same
+/// The custodian session of one backup, recovery or refresh, from open to its end, so that it ends the same
 /// way whether the process lives or is cut off:
 ///
 /// 1. the session's id is recorded in the device's store right after open (``PendingSession``);
@@ -42,13 +42,13 @@ extension RecoveryEngine {
         let settlement = try await configuration.custodian.settleSession(pending)
         let outcome: ResumeOutcome
         switch (pending.purpose, settlement) {
-        case (.recovery, .confirmed):
+        case (.recovery, .confirmed), (.refresh, .confirmed):
             // Nothing staged means the promotion happened before the cut: the new share is current.
             if try await store.stagedShare() != nil { try await store.promoteStaged() }
-            outcome = .completed(.recovery)
-        case (.recovery, .abandoned):
+            outcome = .completed(pending.purpose)
+        case (.recovery, .abandoned), (.refresh, .abandoned):
             try await store.discardStaged()
-            outcome = .rolledBack(.recovery)
+            outcome = .rolledBack(pending.purpose)
         case (.backup, .confirmed): outcome = .completed(.backup)
         case (.backup, .abandoned): outcome = .rolledBack(.backup)
         }
@@ -63,7 +63,12 @@ extension RecoveryEngine {
     func reshareWithCustodian(
         _ request: ResharingSessionRequest, ownShare: ShareRecord, newKind: SetKind
     ) async throws -> (sessionId: String, dealt: ResharingClient.Dealt) {
-        let purpose: PendingSession.Purpose = newKind == .backup ? .backup : .recovery
+        let purpose: PendingSession.Purpose =
+            switch request.purpose {
+            case .backup: .backup
+            case .recovery: .recovery
+            case .refresh: .refresh
+            }
         let chosen = PendingSession(sessionId: Hex.encode(configuration.random.bytes(count: 16)), purpose: purpose)
         try await configuration.shareStore.recordPendingSession(chosen)
         let offer = try await abandoningOnFailure(chosen) {
@@ -100,7 +105,7 @@ extension RecoveryEngine {
     /// record stays, and the next start (or operation) settles it.
     func abandon(_ pending: PendingSession) async {
         let store = configuration.shareStore
-        if pending.purpose == .recovery { try? await store.discardStaged() }
+        if pending.purpose.stagesShare { try? await store.discardStaged() }
         if (try? await configuration.custodian.settleSession(pending)) != nil {
             try? await store.clearPendingSession()
         }
@@ -148,7 +153,7 @@ extension RecoveryEngine {
         }
     }
 
-    /// A staged recovery share, confirmed and promoted; or discarded when the custodian abandoned the
+    /// A staged recovery or refresh share, confirmed and promoted; or discarded when the custodian abandoned the
     /// session; or left staged, with its record, when the custodian cannot say (the next start settles it).
     func confirmAndPromote(_ pending: PendingSession) async throws {
         let store = configuration.shareStore

@@ -10,11 +10,25 @@ public struct PendingSession: Sendable, Equatable {
         case backup = 1
         /// A recovery: a new share may be staged; settling promotes or discards it.
         case recovery = 2
+        /// A refresh (docs/formats.md §3): as a recovery, a new share may be staged.
+        case refresh = 3
+
+        /// Whether a new signing share may be staged, to promote or discard when the session settles.
+        public var stagesShare: Bool { self != .backup }
+
+        /// The purpose's name, as the CLI prints it.
+        public var name: String {
+            switch self {
+            case .backup: "backup"
+            case .recovery: "recovery"
+            case .refresh: "refresh"
+            }
+        }
     }
 
     /// The custodian's session id (1…256 visible ASCII bytes, as the API gives it).
     public let sessionId: String
-    /// Backup or recovery.
+    /// Backup, recovery or refresh.
     public let purpose: Purpose
 
     /// Creates a record.

@@ -10,7 +10,8 @@ public import ShareRecovery
 /// clear, whatever the transport does (`SessionWire`).
 ///
 /// Every call sends `Authorization: Bearer` with a token of purpose ``TokenPurpose/recover``
-/// (recovery sessions) or ``TokenPurpose/addOrUpdateRecovery`` (backup sessions). Errors are those
+/// (recovery sessions), ``TokenPurpose/addOrUpdateRecovery`` (backup sessions) or
+/// ``TokenPurpose/sign`` (refresh sessions). Errors are those
 /// of ``HTTPTransport``; a 4xx whose server code is one of the resharing codes (`noMatchingShare`,
 /// `dealerCheckFailed`, …) arrives as that code, as with `LocalCustodian`.
 public struct HTTPCustodian: Custodian, CustomStringConvertible {
@@ -47,18 +48,23 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
     public func openSession(_ request: ResharingSessionRequest) async throws -> ResharingSessionOffer {
         let purpose: TokenPurpose
         let purposeName: String
-        let method: BackupMethod
+        let method: BackupMethod?
         switch request.purpose {
         case .backup(let backupMethod):
             (purpose, purposeName, method) = (.addOrUpdateRecovery, "backup", backupMethod)
         case .recovery(let backupMethod):
             (purpose, purposeName, method) = (.recover, "recovery", backupMethod)
+        case .refresh:
+            (purpose, purposeName, method) = (.sign, "refresh", nil)
         }
         let sessionKey = SealingKeyPair(using: random)
         var members: [(key: String, value: JSONValue)] = [
             ("clientId", .string(request.clientId)),
             ("purpose", .string(purposeName)),
-            ("backupMethod", .string(method.apiName)),
+        ]
+        // A refresh reshares the signing set itself: it has no backup method.
+        if let method { members.append(("backupMethod", .string(method.apiName))) }
+        members += [
             ("clientShare", request.clientShare.jsonValue(includingSecret: false)),
             ("clientKey", .string(Hex.encode(sessionKey.publicKey))),
         ]
@@ -149,7 +155,12 @@ public struct HTTPCustodian: Custodian, CustomStringConvertible {
     /// - Throws: ``TransportError`` when the server cannot be asked; nothing is decided then.
     public func settleSession(_ session: PendingSession) async throws -> SessionSettlement {
         await sessions.remove(session.sessionId)
-        let purpose: TokenPurpose = session.purpose == .backup ? .addOrUpdateRecovery : .recover
+        let purpose: TokenPurpose =
+            switch session.purpose {
+            case .backup: .addOrUpdateRecovery
+            case .recovery: .recover
+            case .refresh: .sign
+            }
         do {
             _ = try await send(
                 .delete, "/recovery/sessions/\(try URLText.segment(session.sessionId, field: "sessionId"))",

@@ -11,7 +11,8 @@ public enum TokenPurpose: String, Sendable, CaseIterable, CustomStringConvertibl
     case addOrUpdateRecovery
     /// Deleting a cipherText (single use).
     case deleteRecovery
-    /// Creating the user's wallet with the custodian as party 2 (DKG) and signing with it.
+    /// Creating the user's wallet with the custodian as party 2 (DKG), signing with it, and refreshing
+    /// the signing set (custodian sessions of purpose refresh).
     case sign
     /// Eject (docs/eject.md): the custodian releases its signing share once, so the user can rebuild
     /// the full private key and leave; the wallet signs with the custodian no more.

@@ -22,6 +22,9 @@ package enum AuditEventKind: String, Sendable, CaseIterable {
     /// A resharing session opened, finished or confirmed for a backup or a recovery, or not.
     case backupStarted, backupCompleted, backupFailed, backupAborted
     case recoveryStarted, recoveryCompleted, recoveryFailed, recoveryAborted
+    /// A refresh session (docs/formats.md §3) opened, finished or confirmed, or not: its confirm
+    /// replaced the signing set with the next generation's.
+    case refreshStarted, refreshCompleted, refreshFailed, refreshAborted
     /// Custodian backup shares stored, served (`count`) or deleted through the integrator's webhooks.
     case custodianShareStored, custodianSharesServed, custodianSharesDeleted
     /// A signing share of the custodian registered through `POST /custodian/wallets`.

@@ -14,20 +14,48 @@ struct CustodianSessions: ProtocolSessionKeeping {
     enum Purpose: String, Sendable {
         case backup
         case recovery
+        /// The signing set into a new one of the same parties, one generation later (docs/formats.md §3).
+        case refresh
 
-        /// The token purpose a session of this kind needs.
-        var tokenPurpose: TokenPurpose { self == .backup ? .addOrUpdateRecovery : .recover }
+        /// The token purpose a session of this kind needs: a refresh is the signing device's own
+        /// business, like creating the wallet and signing with it.
+        var tokenPurpose: TokenPurpose {
+            switch self {
+            case .backup: .addOrUpdateRecovery
+            case .recovery: .recover
+            case .refresh: .sign
+            }
+        }
 
-        /// The engine's purpose for a method.
-        func request(_ method: BackupMethod) -> ResharingSessionRequest.Purpose {
-            self == .backup ? .backup(method) : .recovery(method)
+        /// Whether the session names a backup method: a refresh reshares the signing set itself.
+        var needsMethod: Bool { self != .refresh }
+
+        /// The engine's purpose, with the method a backup or recovery names.
+        func request(_ method: BackupMethod?) throws -> ResharingSessionRequest.Purpose {
+            switch (self, method) {
+            case (.backup, let method?): .backup(method)
+            case (.recovery, let method?): .recovery(method)
+            case (.refresh, nil): .refresh
+            default:
+                throw APIError.badRequest("backupMethod is required for a backup or recovery, and absent for a refresh")
+            }
         }
 
         /// The audit events of a session of this kind.
-        var started: AuditEventKind { self == .backup ? .backupStarted : .recoveryStarted }
-        var completed: AuditEventKind { self == .backup ? .backupCompleted : .recoveryCompleted }
-        var failed: AuditEventKind { self == .backup ? .backupFailed : .recoveryFailed }
-        var aborted: AuditEventKind { self == .backup ? .backupAborted : .recoveryAborted }
+        var started: AuditEventKind { pick(.backupStarted, .recoveryStarted, .refreshStarted) }
+        var completed: AuditEventKind { pick(.backupCompleted, .recoveryCompleted, .refreshCompleted) }
+        var failed: AuditEventKind { pick(.backupFailed, .recoveryFailed, .refreshFailed) }
+        var aborted: AuditEventKind { pick(.backupAborted, .recoveryAborted, .refreshAborted) }
+
+        private func pick(_ backup: AuditEventKind, _ recovery: AuditEventKind, _ refresh: AuditEventKind)
+            -> AuditEventKind
+        {
+            switch self {
+            case .backup: backup
+            case .recovery: recovery
+            case .refresh: refresh
+            }
+        }
     }
 
     /// A resharing session's purpose, from its binding.
@@ -38,7 +66,7 @@ struct CustodianSessions: ProtocolSessionKeeping {
         return purpose
     }
 
-    /// An audit event of a session: its id and method in the detail.
+    /// An audit event of a session: its id and method (none for a refresh) in the detail.
     static func event(
         _ kind: (Purpose) -> AuditEventKind, _ session: ProtocolSessionRecord, origin: AuditOrigin,
         _ fill: (inout AuditEvent.Detail) -> Void = { _ in }
@@ -58,12 +86,13 @@ struct CustodianSessions: ProtocolSessionKeeping {
     /// Opens the session with the one custodian role (`ResharingCustodian.open`) and stores its state:
     /// sealed, the session key and the role's `Opened` bytes; in the public JSON, the plan, the public
     /// half of the dealings and the expected set, for whoever inspects the row.
-    /// Audited: `backupStarted` or `recoveryStarted` with the session's row, or `…Failed` (step `open`).
+    /// Audited: `backupStarted`, `recoveryStarted` or `refreshStarted` with the session's row, or
+    /// `…Failed` (step `open`).
     /// - Returns: The 201 body: `sessionId`, `plan`, `custodianDealings`, `custodianKey`.
     /// - Parameter sessionId: The id the client chose and recorded (32 lowercase hex digits), or `nil`
     ///   for a random one; an id that exists already is 409.
     func open(
-        clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8],
+        clientId: String, purpose: Purpose, method: BackupMethod?, clientShare: ShareRecord, clientKey: [UInt8],
         sessionId chosenId: String? = nil, origin: AuditOrigin
     ) async throws -> JSONValue {
         let sessionId = chosenId ?? ProtocolSessionKeeper.newSessionId()
@@ -82,7 +111,7 @@ struct CustodianSessions: ProtocolSessionKeeping {
     }
 
     private func open(
-        clientId: String, purpose: Purpose, method: BackupMethod, clientShare: ShareRecord, clientKey: [UInt8],
+        clientId: String, purpose: Purpose, method: BackupMethod?, clientShare: ShareRecord, clientKey: [UInt8],
         sessionId: String, started: AuditEvent
     ) async throws -> JSONValue {
         try await ProtocolSessionKeeper(state: state, kind: .resharing).open(
@@ -94,7 +123,7 @@ struct CustodianSessions: ProtocolSessionKeeping {
                 candidates = try await state.fetcher.fetch(clientId: clientId, webhookBase: state.webhookBase)
             }
             let request = ResharingSessionRequest(
-                clientId: clientId, purpose: purpose.request(method), clientShare: clientShare)
+                clientId: clientId, purpose: try purpose.request(method), clientShare: clientShare)
             let opened = try checkingClientInput {
                 try ResharingCustodian.open(
                     request: request, signingShares: own, candidates: candidates, custodianKey: state.custodianKey)
@@ -116,7 +145,7 @@ struct CustodianSessions: ProtocolSessionKeeping {
                 })
             return SessionOpening(
                 binding: .object([
-                    ("purpose", .string(purpose.rawValue)), ("method", .string(method.name)),
+                    ("purpose", .string(purpose.rawValue)), ("method", .string(method?.name ?? "")),
                     ("plan", .string(JSONWriter.write(SessionWire.encode(plan)))),
                     ("dealings", .string(JSONWriter.write(publicDealings))),
                     ("expectedSet", .string(opened.expectedSet?.hex ?? "")),
@@ -173,9 +202,11 @@ struct CustodianSessions: ProtocolSessionKeeping {
     // MARK: Confirm
 
     /// Unseals the role's `Pending` state and makes what its confirm returns current, inside the storage
-    /// transaction that reads the current set: for a recovery the old signing set is dropped there.
+    /// transaction that reads the current set: for a recovery or a refresh the old signing set is
+    /// dropped there.
     /// A confirmed session is confirmed already: a retry after a lost answer succeeds and changes nothing.
-    /// Audited: `backupCompleted` or `recoveryCompleted` (with the new signing set) in the transaction, or
+    /// Audited: `backupCompleted`, `recoveryCompleted` or `refreshCompleted` (with the new signing set)
+    /// in the transaction, or
     /// `…Failed` (step `confirm`) after it rolled back.
     func confirm(_ session: ProtocolSessionRecord, origin: AuditOrigin) async throws {
         if session.state == .done { return }
@@ -199,8 +230,10 @@ struct CustodianSessions: ProtocolSessionKeeping {
             $0.setId = newShares?.first?.setId
             $0.generation = newShares?.first?.generation
         }
+        // A refresh replaces only the set it refreshed: added devices keep theirs (docs/devices.md).
         let outcome = try await state.storage.confirmSession(
-            id: session.id, newShares: newShares, now: now, retainUntil: retainUntil, completed: completed
+            id: session.id, newShares: newShares, keepingDevices: try Self.purpose(session) == .refresh, now: now,
+            retainUntil: retainUntil, completed: completed
         ) { currentSets in
             _ = try checkingClientInput { try pending.confirm(currentSets: currentSets) }
         }

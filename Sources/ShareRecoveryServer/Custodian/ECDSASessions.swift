@@ -303,7 +303,7 @@ struct ECDSASessions: ProtocolSessionKeeping {
         let primary = try await wallet.currentShare(clientId: clientId, walletId: binding.walletId)
         guard let share = try await wallet.signingShare(primary, clientId: clientId, setId: binding.setId) else {
             throw APIError.conflict(
-                "the device's share is of set \(binding.setId.prefix(32)), which no longer signs: a share from before a recovery, or of a removed device, cannot sign"
+                "the device's share is of set \(binding.setId.prefix(32)), which no longer signs: a share from before a recovery or a refresh, or of a removed device, cannot sign"
             )
         }
         guard share.curve == .secp256k1, share.parties == 2, share.threshold == 2 else {

@@ -48,8 +48,8 @@ extension ProtocolSessionRecord.Kind {
     var sealedStateLabel: String { self == .resharing ? "secrets" : rawValue }
 
     /// The `protocol` label of `share_recovery_sessions_total` for the session's steps: a resharing
-    /// session counts as a backup or a recovery.
-    var metricProtocols: [String] { self == .resharing ? ["backup", "recovery"] : [rawValue] }
+    /// session counts as a backup, a recovery or a refresh.
+    var metricProtocols: [String] { self == .resharing ? ["backup", "recovery", "refresh"] : [rawValue] }
 
     /// Whether the opening is audited (`…Started`, counted from the committed row); otherwise the
     /// keeper counts the start itself, since nothing exists to audit until the session completes.
@@ -58,7 +58,7 @@ extension ProtocolSessionRecord.Kind {
     /// The audit events that record a completed session of this kind (each counted as `completed`).
     var completionEvents: [AuditEventKind] {
         switch self {
-        case .resharing: [.backupCompleted, .recoveryCompleted]
+        case .resharing: [.backupCompleted, .recoveryCompleted, .refreshCompleted]
         case .dkg: [.walletCreated]
         case .signing: [.signatureShareReleased]
         case .deviceAdd: [.deviceAdded]

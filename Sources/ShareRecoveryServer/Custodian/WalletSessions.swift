@@ -113,7 +113,7 @@ struct WalletSessions: ProtocolSessionKeeping {
             let primary = try await currentShare(clientId: clientId, walletId: walletId)
             guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
                 throw APIError.conflict(
-                    "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)"
+                    "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery or a refresh, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)"
                 )
             }
             let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in

@@ -69,7 +69,7 @@ final class ServerMetrics: Sendable {
     }
 
     /// A protocol session's step: `share_recovery_sessions_total{protocol, event, reason}`, where
-    /// `protocol` is `backup`, `recovery`, `dkg`, `signing`, `deviceAdd`, `ecdsaPairSetup` or
+    /// `protocol` is `backup`, `recovery`, `refresh`, `dkg`, `signing`, `deviceAdd`, `ecdsaPairSetup` or
     /// `ecdsaSigning`, `event` is `started`, `completed`, `failed` or `aborted`, and `reason` the
     /// failure's stable code, or for an aborted ECDSA signature the check that failed (empty otherwise).
     func session(_ protocolName: String, _ event: SessionEvent, reason: String = "") {

@@ -53,22 +53,31 @@ extension ServerRoutes {
         return JSONResponse.noContent()
     }
 
-    /// `POST /recovery/sessions` → 201 with the plan and the custodian's dealings.
+    /// `POST /recovery/sessions` → 201 with the plan and the custodian's dealings. A refresh (docs/formats.md
+    /// §3) names no backupMethod and needs a sign token.
     func openSession(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let token = try await verifiedToken(request)
         let body = try await RequestReading.jsonObject(request, limit: limit)
         try body.expect(
-            required: ["clientId", "purpose", "backupMethod", "clientShare", "clientKey"], optional: ["sessionId"])
+            required: ["clientId", "purpose", "clientShare", "clientKey"], optional: ["backupMethod", "sessionId"])
         let clientId = try body.identifier("clientId")
         guard let purpose = CustodianSessions.Purpose(rawValue: try body.string("purpose")) else {
-            throw APIError.badRequest("purpose must be backup or recovery")
+            throw APIError.badRequest("purpose must be backup, recovery or refresh")
         }
         guard token.userId == clientId else { throw APIError.forbidden("the token is for another user") }
         guard token.purpose == purpose.tokenPurpose else {
             throw APIError.forbidden("a \(purpose.rawValue) session needs a \(purpose.tokenPurpose.rawValue) token")
         }
-        guard let method = BackupMethod(apiName: try body.string("backupMethod")) else {
-            throw APIError(.badRequest, APIErrorCode(.unsupportedMethod), "unknown backupMethod")
+        var method: BackupMethod?
+        switch (purpose.needsMethod, body.member("backupMethod") != nil) {
+        case (true, true):
+            guard let named = BackupMethod(apiName: try body.string("backupMethod")) else {
+                throw APIError(.badRequest, APIErrorCode(.unsupportedMethod), "unknown backupMethod")
+            }
+            method = named
+        case (true, false): throw APIError.badRequest("missing backupMethod")
+        case (false, true): throw APIError.badRequest("a refresh names no backupMethod: it reshares the signing set")
+        case (false, false): break
         }
         guard let shareValue = body.member("clientShare") else { throw APIError.badRequest("missing clientShare") }
         let clientShare = try checkingClientInput { try ShareRecord(jsonValue: shareValue) }

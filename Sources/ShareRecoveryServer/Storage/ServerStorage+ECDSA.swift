@@ -79,8 +79,7 @@ extension ServerStorage {
             let ended = try await transaction.query(
                 "UPDATE protocol_sessions SET state = 'done', sealed_state = ? WHERE id = ? AND state IN ('open', 'finished') RETURNING id",
                 .blob([]), .text(id))
-            try await transaction.query(
-                "DELETE FROM ecdsa_pair_setups WHERE client_id = ? AND set_id = ?", .text(clientId), .text(setId))
+            try await Self.dropPairSetup(clientId: clientId, setId: setId, in: transaction)
             try await Self.appendAudit([aborted], in: transaction)
             return !ended.isEmpty
         }
@@ -89,5 +88,11 @@ extension ServerStorage {
     /// Drops every pair setup of an account: its sets stop signing (a recovery, an eject).
     static func dropPairSetups(clientId: String, in transaction: any SQLTransaction) async throws {
         try await transaction.query("DELETE FROM ecdsa_pair_setups WHERE client_id = ?", .text(clientId))
+    }
+
+    /// Drops the pair setup of one set: it stops signing (a refresh), or an abort discarded it.
+    static func dropPairSetup(clientId: String, setId: String, in transaction: any SQLTransaction) async throws {
+        try await transaction.query(
+            "DELETE FROM ecdsa_pair_setups WHERE client_id = ? AND set_id = ?", .text(clientId), .text(setId))
     }
 }

@@ -19,12 +19,15 @@ extension ServerStorage {
         }
     }
 
-    /// Commits a finished session: for a recovery the new signing set replaces the old one, if `confirming`
-    /// (the role's rule) accepts the setIds of the current one, read under the client's lock. Confirming a
-    /// confirmed session is done already (and `completed`, its audit row, is not appended again). The
-    /// row stays, as done and without its sealed state, until `retainUntil`.
+    /// Commits a finished session: for a recovery or a refresh the new signing set replaces the old one,
+    /// if `confirming` (the role's rule) accepts the setIds of the current one, read under the client's
+    /// lock. A recovery drops the added devices and every ECDSA pair setup; a refresh (`keepingDevices`)
+    /// only the pair setups bound to the set it replaced. Confirming a confirmed session is done already
+    /// (and `completed`, its audit row, is not appended again). The row stays, as done and without its
+    /// sealed state, until `retainUntil`.
     func confirmSession(
-        id: String, newShares: [SealedSigningShare]?, now: Int64, retainUntil: Int64, completed: AuditEvent,
+        id: String, newShares: [SealedSigningShare]?, keepingDevices: Bool = false, now: Int64, retainUntil: Int64,
+        completed: AuditEvent,
         confirming: @escaping @Sendable ([SetID]) throws -> Void
     ) async throws -> SingleUseWrite {
         let forUpdate = self.forUpdate
@@ -50,10 +53,17 @@ extension ServerStorage {
                 }
                 try confirming(current)
                 try await transaction.query("DELETE FROM signing_shares WHERE client_id = ?", .text(session.clientId))
-                // Added devices were reshared from sets that stop signing now (docs/devices.md).
-                try await Self.dropWalletDevices(clientId: session.clientId, in: transaction)
-                // ECDSA pair setups are bound to the sets that stop signing (docs/ecdsa.md).
-                try await Self.dropPairSetups(clientId: session.clientId, in: transaction)
+                if keepingDevices {
+                    // A refresh: the other devices' sets sign on; only the refreshed set's setups end.
+                    for setId in current {
+                        try await Self.dropPairSetup(clientId: session.clientId, setId: setId.hex, in: transaction)
+                    }
+                } else {
+                    // Added devices were reshared from sets that stop signing now (docs/devices.md).
+                    try await Self.dropWalletDevices(clientId: session.clientId, in: transaction)
+                    // ECDSA pair setups are bound to the sets that stop signing (docs/ecdsa.md).
+                    try await Self.dropPairSetups(clientId: session.clientId, in: transaction)
+                }
                 for share in newShares {
                     try await transaction.query(
                         "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)",

@@ -6,4 +6,5 @@ let commandList: [any ParsableCommand.Type] = [
     CustodianCommand.self, Backup.self, Encrypt.self, Decrypt.self, Select.self, Recover.self, StoreCommand.self,
     StatusCommand.self, MethodsCommand.self, OTPCommand.self, VectorsCommand.self, KitCommand.self, DemoCommand.self,
     ServeCommand.self, MigrateCommand.self, AuditCommand.self, EventsCommand.self, EjectCommand.self,
+    RefreshCommand.self,
 ]

@@ -35,7 +35,7 @@ struct StatusCommand: AsyncParsableCommand {
     static func json(_ session: PendingSession) -> JSONValue {
         .object([
             ("sessionId", .string(session.sessionId)),
-            ("purpose", .string(session.purpose == .backup ? "backup" : "recovery")),
+            ("purpose", .string(session.purpose.name)),
         ])
     }
 }

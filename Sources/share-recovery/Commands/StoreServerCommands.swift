@@ -68,7 +68,7 @@ extension StoreCommand {
                 JSONWriter.write(
                     .object([
                         ("outcome", .string(outcome)),
-                        ("purpose", purpose.map { .string($0 == .backup ? "backup" : "recovery") } ?? .null),
+                        ("purpose", purpose.map { .string($0.name) } ?? .null),
                     ])))
         }
     }

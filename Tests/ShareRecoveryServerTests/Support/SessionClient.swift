@@ -32,25 +32,28 @@ struct SessionClient {
     }
 
     /// Opens a session and computes our own dealing and new share from the offer.
-    func open(purpose: String, method: BackupMethod, ownShare: ShareRecord, token: String, server: Int = 0) async throws
-        -> Opened
+    /// - Parameter method: The backup method; `nil` for a refresh, which names none.
+    func open(purpose: String, method: BackupMethod?, ownShare: ShareRecord, token: String, server: Int = 0)
+        async throws -> Opened
     {
         let response = try await openResponse(
             purpose: purpose, method: method, ownShare: ownShare, token: token, server: server)
         try #require(response.status == 201, "\(response.text)")
-        return try opened(response, ownShare: ownShare)
+        return try opened(response, ownShare: ownShare, refresh: purpose == "refresh")
     }
 
     /// - Parameters:
     ///   - sessionId: The id to ask for (a JSON value, so tests can send wrong ones), or `nil`.
     ///   - headers: Headers sent besides the bearer token (a `traceparent`).
     func openResponse(
-        purpose: String, method: BackupMethod, ownShare: ShareRecord, token: String, server: Int = 0,
+        purpose: String, method: BackupMethod?, ownShare: ShareRecord, token: String, server: Int = 0,
         sessionId: JSONValue? = nil, headers: [(String, String)] = []
     ) async throws -> APIResponse {
         var members: [(key: String, value: JSONValue)] = [
             ("clientId", .string(clientId)), ("purpose", .string(purpose)),
-            ("backupMethod", .string(method.apiName)),
+        ]
+        if let method { members.append(("backupMethod", .string(method.apiName))) }
+        members += [
             ("clientShare", ownShare.jsonValue(includingSecret: false)),
             ("clientKey", .string(Hex.encode(Self.clientKey.publicKey))),
         ]
@@ -62,7 +65,7 @@ struct SessionClient {
     /// One X25519 key for every session of the test process (only its public half goes to the server).
     static let clientKey = SealingKeyPair()
 
-    func opened(_ response: APIResponse, ownShare: ShareRecord) throws -> Opened {
+    func opened(_ response: APIResponse, ownShare: ShareRecord, refresh: Bool = false) throws -> Opened {
         let json = try #require(response.json)
         let plan = try SessionWire.decodePlan(try #require(json["plan"]))
         guard case .array(let offered)? = json["custodianDealings"], case .string(let sessionId)? = json["sessionId"],
@@ -71,10 +74,11 @@ struct SessionClient {
         let custodianDealings = try offered.map {
             try SessionWire.decodeDealing($0, curve: ownShare.curve, openingWith: Self.clientKey)
         }
-        // A backup starts from the signing share, a recovery from the user backup share.
+        // A backup starts from the signing share, a recovery from the user backup share; a refresh
+        // goes from the signing share to the next signing set.
         let dealt = try ResharingClient.accept(
             offer: ResharingSessionOffer(sessionId: sessionId, plan: plan, custodianDealings: custodianDealings),
-            ownShare: ownShare, newKind: ownShare.kind == .signing ? .backup : .signing)
+            ownShare: ownShare, newKind: ownShare.kind == .signing && !refresh ? .backup : .signing)
         return Opened(
             sessionId: sessionId, plan: plan, custodianKey: custodianKey, ownDealing: dealt.outgoingDealing,
             newShare: dealt.newShare)

@@ -4,8 +4,8 @@ public import ShareCrypto
 /// requests (the reference server) seals these bytes and needs nothing else of the role.
 ///
 /// Layout, version 1. Both states begin `SRRS`, version (1), round (1 ``ResharingCustodian/Opened``,
-/// 2 ``ResharingCustodian/Pending``), purpose (1 backup, 2 recovery), the §5 method byte, and the
-/// expected set: 0, or 1 and its 16-byte setId.
+/// 2 ``ResharingCustodian/Pending``), purpose (1 backup, 2 recovery, 3 refresh), the §5 method byte
+/// (0 for a refresh, which has no method), and the expected set: 0, or 1 and its 16-byte setId.
 /// - Opened: the plan's length (2 bytes, big-endian) and its `SessionWire` JSON (UTF-8, as
 ///   `JSONWriter` writes it; any other spelling is refused, so a state has one byte form), the number
 ///   of dealings, then per dealing: dealer index, t' commitments, and the sub-share (32) of each
@@ -27,12 +27,13 @@ extension ResharingCustodian {
     fileprivate static func header(_ round: Round, purpose: ResharingSessionRequest.Purpose, expectedSet: SetID?)
         -> [UInt8]
     {
-        let (purposeByte, method): (UInt8, BackupMethod) =
+        let (purposeByte, methodByte): (UInt8, UInt8) =
             switch purpose {
-            case .backup(let method): (1, method)
-            case .recovery(let method): (2, method)
+            case .backup(let method): (1, method.rawValue)
+            case .recovery(let method): (2, method.rawValue)
+            case .refresh: (3, 0)
             }
-        return magic + [version, round.rawValue, purposeByte, method.rawValue]
+        return magic + [version, round.rawValue, purposeByte, methodByte]
             + (expectedSet.map { [1] + $0.bytes } ?? [0])
     }
 
@@ -45,8 +46,13 @@ extension ResharingCustodian {
                 .malformedRecord, "not a version-1 resharing \(round == .opened ? "opened" : "pending") state")
         }
         let purposeByte = try reader.byte()
-        guard let method = BackupMethod(rawValue: try reader.byte()), purposeByte == 1 || purposeByte == 2 else {
-            throw ShareRecoveryError(.malformedRecord, "unknown purpose or method in a resharing state")
+        let methodByte = try reader.byte()
+        let purpose: ResharingSessionRequest.Purpose
+        switch (purposeByte, BackupMethod(rawValue: methodByte)) {
+        case (1, let method?): purpose = .backup(method)
+        case (2, let method?): purpose = .recovery(method)
+        case (3, nil) where methodByte == 0: purpose = .refresh
+        default: throw ShareRecoveryError(.malformedRecord, "unknown purpose or method in a resharing state")
         }
         let expectedSet: SetID? =
             switch try reader.byte() {
@@ -54,7 +60,7 @@ extension ResharingCustodian {
             case 1: try SetID(bytes: try reader.read(SetID.count))
             default: throw ShareRecoveryError(.malformedRecord, "bad expected-set flag in a resharing state")
             }
-        return (purposeByte == 1 ? .backup(method) : .recovery(method), expectedSet)
+        return (purpose, expectedSet)
     }
 }
 
@@ -120,11 +126,11 @@ extension ResharingCustodian.Pending {
             shares.append(try ShareRecord(binary: try reader.secret(try reader.uint16())))
         }
         try reader.checkAtEnd()
-        let isRecovery = if case .recovery = purpose { true } else { false }
-        guard isRecovery != shares.isEmpty else {
+        let keepsSet = purpose.replacesSigningSet
+        guard keepsSet != shares.isEmpty else {
             throw ShareRecoveryError(
-                .malformedRecord, "a pending recovery keeps its new signing set, a pending backup none")
+                .malformedRecord, "a pending recovery or refresh keeps its new signing set, a pending backup none")
         }
-        self.init(purpose: purpose, signingSetToKeep: isRecovery ? shares : nil, expectedSet: expectedSet)
+        self.init(purpose: purpose, signingSetToKeep: keepsSet ? shares : nil, expectedSet: expectedSet)
     }
 }

@@ -1,6 +1,6 @@
 public import ShareCrypto
 
-/// The custodian's side of a resharing session (docs/formats.md §3, backup and recovery) as values, one
+/// The custodian's side of a resharing session (docs/formats.md §3: backup, recovery and refresh) as values, one
 /// per round: ``open(request:signingShares:candidates:custodianKey:using:)`` → ``Opened`` →
 /// ``Opened/finish(clientDealing:custodianPublicKey:using:)`` → ``Finished`` (the answer to the
 /// client) and its ``Finished/pending`` → ``Pending/confirm(currentSets:)`` → the signing set to make
@@ -13,15 +13,15 @@ public enum ResharingCustodian {
     /// A session after open: the plan and the custodian's dealings, with the sub-shares for its own
     /// new parties (secret).
     public struct Opened: Sendable, CustomStringConvertible {
-        /// Backup or recovery, with the method.
+        /// Backup or recovery with the method, or refresh.
         public let purpose: ResharingSessionRequest.Purpose
         /// The agreed plan; its old set is the client's.
         public let plan: ResharingPlan
         /// One dealing per custodian dealer, with every new party's sub-share.
         public let dealings: [Dealing]
         /// For a recovery, the custodian's signing set when the session opened (`nil` when it held
-        /// none): a confirm must find it unchanged, so of two recoveries planned on one set only the
-        /// first confirm wins.
+        /// none), for a refresh the set refreshed: a confirm must find it unchanged, so of two
+        /// sessions planned on one set only the first confirm wins.
         public let expectedSet: SetID?
 
         /// Restores an opened session a keeper stored.
@@ -92,7 +92,7 @@ public enum ResharingCustodian {
 
     /// A session after finish: the custodian's new shares, not yet current, and the answer to the client.
     public struct Finished: Sendable, CustomStringConvertible {
-        /// Backup or recovery.
+        /// Backup, recovery or refresh.
         public let purpose: ResharingSessionRequest.Purpose
         /// The custodian's new shares (parties other than the client's), with secrets.
         public let newShares: [ShareRecord]
@@ -108,9 +108,9 @@ public enum ResharingCustodian {
         }
 
         /// What the custodian keeps until the client confirms: for a backup nothing secret (its new
-        /// shares left as ``custodianBackupShares``), for a recovery the new signing set.
+        /// shares left as ``custodianBackupShares``), for a recovery or a refresh the new signing set.
         public var pending: Pending {
-            if case .recovery = purpose {
+            if purpose.replacesSigningSet {
                 return Pending(purpose: purpose, signingSetToKeep: newShares, expectedSet: expectedSet)
             }
             return Pending(purpose: purpose, signingSetToKeep: nil, expectedSet: expectedSet)
@@ -123,10 +123,10 @@ public enum ResharingCustodian {
 
     /// A finished session waiting for the client's confirm.
     public struct Pending: Sendable, CustomStringConvertible {
-        /// Backup or recovery.
+        /// Backup, recovery or refresh.
         public let purpose: ResharingSessionRequest.Purpose
-        /// For a recovery the new signing set (the old one, with a lost device's share, becomes
-        /// useless); `nil` for a backup, which changes no signing share.
+        /// For a recovery or a refresh the new signing set (the old one, with a lost or leaked
+        /// share, becomes useless); `nil` for a backup, which changes no signing share.
         public let signingSetToKeep: [ShareRecord]?
         /// As ``Opened/expectedSet``.
         public let expectedSet: SetID?
@@ -181,28 +181,22 @@ public enum ResharingCustodian {
         var expectedSet: SetID?
         switch request.purpose {
         case .backup:
-            guard client.kind == .signing else {
-                throw ShareRecoveryError(
-                    .invalidParameters, "a backup reshares a signing share; clientShare is a \(client.kind) share")
-            }
-            let matching = signingShares.filter { $0.isSameSet(as: client) && $0.partyIndex != client.partyIndex }
-            dealers = Array(matching.sorted { $0.partyIndex < $1.partyIndex }.prefix(client.threshold - 1))
-            guard dealers.count == client.threshold - 1 else {
-                throw ShareRecoveryError(.noMatchingShare, "the custodian holds no signing share of this set")
-            }
+            dealers = try ownDealers(of: client, signingShares: signingShares, for: "a backup")
             newKind = .backup
             newGeneration = client.generation
+        case .refresh:
+            // The set dealt from is the current one (its shares are the custodian's), and stays so until
+            // the confirm: of two refreshes, or a refresh and a recovery, only the first confirm wins.
+            dealers = try ownDealers(of: client, signingShares: signingShares, for: "a refresh")
+            newKind = .signing
+            newGeneration = try nextGeneration(after: signingShares, client: client)
+            expectedSet = client.setId
         case .recovery(let method):
             dealers = try CustodianShareSelector(custodianKey: custodianKey).select(
                 for: client, method: method, candidates: candidates
             ).get()
             newKind = .signing
-            // One more than the newest signing generation the custodian knows (docs/formats.md §3).
-            let newest = max(signingShares.map(\.generation).max() ?? client.generation, client.generation)
-            guard newest < UInt32.max else {
-                throw ShareRecoveryError(.invalidParameters, "the generation cannot be advanced")
-            }
-            newGeneration = newest + 1
+            newGeneration = try nextGeneration(after: signingShares, client: client)
             expectedSet = signingShares.first?.setId
         }
         var setId = SetID.random(using: random)
@@ -214,6 +208,35 @@ public enum ResharingCustodian {
             try ResharingDealer.deal(share: share, plan: plan, using: random)
         }
         return try Opened(purpose: request.purpose, plan: plan, dealings: dealings, expectedSet: expectedSet)
+    }
+
+    /// The custodian's dealers of a backup or refresh: its shares of the client's own signing set.
+    private static func ownDealers(of client: ShareRecord, signingShares: [ShareRecord], for what: String)
+        throws(ShareRecoveryError) -> [ShareRecord]
+    {
+        guard client.kind == .signing else {
+            throw ShareRecoveryError(
+                .invalidParameters, "\(what) reshares a signing share; clientShare is a \(client.kind) share")
+        }
+        let matching = signingShares.filter { $0.isSameSet(as: client) && $0.partyIndex != client.partyIndex }
+        let dealers = Array(matching.sorted { $0.partyIndex < $1.partyIndex }.prefix(client.threshold - 1))
+        guard dealers.count == client.threshold - 1 else {
+            throw ShareRecoveryError(
+                .noMatchingShare,
+                "the custodian holds no signing share of this set (an older generation, or another device's set)")
+        }
+        return dealers
+    }
+
+    /// One more than the newest signing generation the custodian knows (docs/formats.md §3).
+    private static func nextGeneration(after signingShares: [ShareRecord], client: ShareRecord)
+        throws(ShareRecoveryError) -> UInt32
+    {
+        let newest = max(signingShares.map(\.generation).max() ?? client.generation, client.generation)
+        guard newest < UInt32.max else {
+            throw ShareRecoveryError(.invalidParameters, "the generation cannot be advanced")
+        }
+        return newest + 1
     }
 
     /// The custodian's parties of the new set: every index but the client's.
