@@ -3,6 +3,7 @@ import Logging
 import NIOHTTP1
 import ShareCrypto
 import ShareRecovery
+import ShareRecoveryHTTP
 import Testing
 
 @testable import ShareRecoveryServer
@@ -137,6 +138,8 @@ struct MasterKeyRotationTests {
             let token = try await world.token(for: "rotating", purpose: "sign", server: 0)
             let share = try await WalletWire.createWallet(
                 world: world, userId: "rotating", walletId: "w-old", curve: .secp256k1, token: token, server: 0)
+            let setup = try await HTTPWalletClient(baseURL: world.servers[0].baseURL(), tokenProvider: { _ in token })
+                .makePairSetup(share: share, clientId: "rotating")
             let flowId = try await world.createFlow(identifier: "rotating", purpose: "recover", server: 0)
             let code = try #require(world.otp.code(flowId: flowId))
             let verify = JSONValue.object([("code", .string(code))])
@@ -229,6 +232,10 @@ struct MasterKeyRotationTests {
             #expect(counts["server_keys"]?.values == 1)
             #expect((counts["signing_shares"]?.values ?? 0) == 2)
             #expect((counts["idempotency_keys"]?.values ?? 0) >= 1)
+            #expect(counts["ecdsa_pair_setups"]?.values == 1)
+            // The pair setup, re-sealed, still signs.
+            _ = try await HTTPWalletClient(baseURL: world.servers[1].baseURL(), tokenProvider: { _ in token })
+                .signECDSA(share: share, setup: setup, clientId: "rotating", digest: Keccak256.hash(Array("pay".utf8)))
             // Run again: nothing left to do.
             let again = try await rotateMasterKey(world.database, masterKey: .file(path: moved), logger: logger)
             #expect(again.resealed == 0 && again.remaining == 0)
