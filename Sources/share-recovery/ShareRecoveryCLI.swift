@@ -39,6 +39,8 @@ struct ShareRecoveryCLI {
             fail(path, code: error.code.rawValue, error.reason)
         } catch let error as OTPDeliveryError {
             fail(path, code: error.code.rawValue, error.reason)
+        } catch let error as MasterKeyRotationError {
+            fail(path, code: error.code.rawValue, error.reason)
         } catch let error as AuditChainError {
             fail(path, code: error.code.rawValue, error.reason)
         } catch let error as CLIError {

@@ -83,25 +83,27 @@ struct ConfigurationTests {
         let file = directory + "/key"
         try Data((String(repeating: "Ab", count: 32) + "\n").utf8).write(to: URL(fileURLWithPath: file))
         #expect(
-            try SecretLoading.masterKey(.file(path: file)) == SecureBytes(copying: [UInt8](repeating: 0xAB, count: 32)))
+            try SecretLoading.masterKeys(.file(path: file)) == [
+                SecureBytes(copying: [UInt8](repeating: 0xAB, count: 32))
+            ])
         try Data(String(repeating: "ab", count: 31).utf8).write(to: URL(fileURLWithPath: file))
-        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.file(path: file)) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKeys(.file(path: file)) }
         try Data(String(repeating: "zz", count: 32).utf8).write(to: URL(fileURLWithPath: file))
-        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKey(.file(path: file)) }
+        #expect(throws: ServerStartError(.invalidConfiguration, "")) { try SecretLoading.masterKeys(.file(path: file)) }
         #expect(throws: ServerStartError(.invalidConfiguration, "")) {
-            try SecretLoading.masterKey(.file(path: directory + "/missing"))
+            try SecretLoading.masterKeys(.file(path: directory + "/missing"))
         }
         #expect(throws: ServerStartError(.invalidConfiguration, "")) {
-            try SecretLoading.masterKey(.value(SecureBytes(zeros: 31)))
+            try SecretLoading.masterKeys(.value(SecureBytes(zeros: 31)))
         }
 
         setenv("SHARE_RECOVERY_TEST_KEY", String(repeating: "01", count: 32), 1)
         defer { unsetenv("SHARE_RECOVERY_TEST_KEY") }
         #expect(
-            try SecretLoading.masterKey(.environment(name: "SHARE_RECOVERY_TEST_KEY"))
-                == SecureBytes(copying: [UInt8](repeating: 1, count: 32)))
+            try SecretLoading.masterKeys(.environment(name: "SHARE_RECOVERY_TEST_KEY"))
+                == [SecureBytes(copying: [UInt8](repeating: 1, count: 32))])
         #expect(throws: ServerStartError(.invalidConfiguration, "")) {
-            try SecretLoading.masterKey(.environment(name: "SHARE_RECOVERY_TEST_UNSET"))
+            try SecretLoading.masterKeys(.environment(name: "SHARE_RECOVERY_TEST_UNSET"))
         }
 
         try Data("short\n".utf8).write(to: URL(fileURLWithPath: file))
@@ -167,7 +169,7 @@ struct ConfigurationTests {
 
     @Test("secrets at rest: the AAD binds table and row")
     func atRest() throws {
-        let sealer = AtRestSealer(key: SystemRandom().secureBytes(count: 32))
+        let sealer = AtRestSealer(keys: [try DerivedKeys(masterKey: SystemRandom().secureBytes(count: 32))])
         let secret = SecureBytes(copying: Array("a signing share".utf8))
         let sealed = try sealer.seal(secret, table: "signing_shares", row: ["c", "2", "ab"])
         #expect(try sealer.open(sealed, table: "signing_shares", row: ["c", "2", "ab"]) == secret)

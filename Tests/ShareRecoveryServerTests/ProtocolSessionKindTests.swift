@@ -43,7 +43,7 @@ struct ProtocolSessionKindTests {
             webhookSecret: .value(SecureBytes(copying: Array("webhook-secret".utf8))), otpSender: otp, logger: logger)
         let storage = try SQLiteStorage(path: directory + "/server.sqlite")
         let state = ServerState(
-            configuration: configuration, storage: storage, keys: try DerivedKeys(masterKey: masterKey),
+            configuration: configuration, storage: storage, keys: [try DerivedKeys(masterKey: masterKey)],
             webhookSecret: try SecretRing([SecureBytes(copying: Array("webhook-secret".utf8))], what: "test"),
             otpSender: otp,
             custodianKey: SealingKeyPair())

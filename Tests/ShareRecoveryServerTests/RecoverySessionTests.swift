@@ -107,8 +107,7 @@ struct RecoverySessionTests {
 
             // The stored custodian shares are valid shares of the new set (opened with the test's master key).
             let storage = try world.inspector()
-            let keys = try DerivedKeys(masterKey: world.masterKey)
-            let sealer = AtRestSealer(key: keys.atRest)
+            let sealer = AtRestSealer(keys: [try DerivedKeys(masterKey: world.masterKey)])
             let clientId = client.clientId
             let rows = try await storage.signingShares(clientId: clientId)
             await storage.close()

@@ -15,13 +15,21 @@ struct Token: Sendable {
 /// Issues and verifies bearer tokens: `srt1.<hex payload>.<hex HMAC-SHA256 tag>`, the payload a compact JSON
 /// object `{"tid","sub","pur","exp"}`, the tag over `srt1.<hex payload>` under a key derived from the master
 /// key. Any server holding the master key verifies any other's tokens; no token state lives in memory.
+/// During a master key rotation each master key derives a key: the first issues, every one verifies.
 struct TokenAuthority: Sendable {
     static let prefix = "srt1"
     /// Longest token text accepted (anything longer is not ours).
     static let maximumLength = 2048
-    private let key: SecureBytes
+    /// The token keys, the issuing one first; never empty.
+    private let keys: [SecureBytes]
 
-    init(key: SecureBytes) { self.key = key }
+    /// - Parameter keys: The token keys of the master keys, the issuing one first (at least one).
+    init(keys: [SecureBytes]) {
+        precondition(!keys.isEmpty, "a token authority needs a key")
+        self.keys = keys
+    }
+
+    init(key: SecureBytes) { self.init(keys: [key]) }
 
     /// A new token and its text.
     func issue(userId: String, purpose: TokenPurpose, now: Int64, lifetime: Int64) -> (text: String, token: Token) {
@@ -34,7 +42,7 @@ struct TokenAuthority: Sendable {
                 ("exp", .number(String(token.expiresAt))),
             ]))
         let signed = "\(Self.prefix).\(Hex.encode(Array(payload.utf8)))"
-        return ("\(signed).\(Hex.encode(tag(signed).revealedBytes()))", token)
+        return ("\(signed).\(Hex.encode(tag(Array(signed.utf8)[...], key: keys[0]).revealedBytes()))", token)
     }
 
     /// Checks the tag (constant time), the payload's shape and the expiry.
@@ -49,11 +57,11 @@ struct TokenAuthority: Sendable {
             let payloadBytes = Hex.decode(String(decoding: parts[1], as: UTF8.self)),
             let tagBytes = Hex.decode(String(decoding: parts[2], as: UTF8.self))
         else { throw invalid }
-        let expected = tag(bytes[..<parts[1].endIndex])
-        // SecureBytes == is constant time.
-        guard expected == SecureBytes(copying: tagBytes) else {
-            throw invalid
-        }
+        let offered = SecureBytes(copying: tagBytes)
+        // SecureBytes == is constant time, and every key is tried, so the timing names no key.
+        var matched = false
+        for key in keys where tag(bytes[..<parts[1].endIndex], key: key) == offered { matched = true }
+        guard matched else { throw invalid }
         // The tag is ours, so the payload is too; still parse it strictly.
         guard let payload = try? StrictJSON.parse(payloadBytes), case .object(let members) = payload,
             members.count == 4,
@@ -68,9 +76,7 @@ struct TokenAuthority: Sendable {
         return Token(id: id, userId: userId, purpose: purpose, expiresAt: expiresAt)
     }
 
-    private func tag(_ signed: String) -> SecureBytes { tag(Array(signed.utf8)[...]) }
-
-    private func tag(_ signed: ArraySlice<UInt8>) -> SecureBytes {
+    private func tag(_ signed: ArraySlice<UInt8>, key: SecureBytes) -> SecureBytes {
         HMACSHA256.authenticate(signed, key: key)
     }
 }

@@ -11,28 +11,45 @@ package enum SecretLoading {
     /// Largest secret file read.
     static let maximumFileSize = 4096
 
-    /// The 32-byte master key.
-    /// - Throws: ``ServerStartError/Code/invalidConfiguration`` when the source is missing or malformed.
-    static func masterKey(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> SecureBytes {
-        let key: SecureBytes
+    /// The master keys, one a line (blank lines ignored), each 32 bytes as 64 hex digits: the first seals
+    /// and issues, every one opens and is accepted (docs/server.md, "Rotating the master key").
+    /// - Throws: ``ServerStartError/Code/invalidConfiguration`` when the source is missing, holds no key, a
+    ///   line that is not a key (by its line number, never its text) or one key twice.
+    static func masterKeys(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> [SecureBytes] {
+        let what: String
+        let text: SecureBytes
         switch source {
         case .value(let bytes):
-            key = bytes
-        case .file(let path):
-            key = try decodeHex(try trimmed(try readFile(path)), what: "the master key file \(path)")
-        case .environment(let name):
-            guard let text = environment(name) else {
-                throw ServerStartError(.invalidConfiguration, "the environment variable \(name) is not set")
+            // A value given in code is the key itself (the tests' and the demo's), not hex lines.
+            guard bytes.count == 32 else {
+                throw ServerStartError(
+                    .invalidConfiguration, "the master key must be 32 bytes (64 hex digits), got \(bytes.count)")
             }
-            key = try decodeHex(text, what: "the environment variable \(name)")
-        case .generatedFile(let path):
-            key = try decodeHex(try trimmed(try generatedFile(path)), what: "the master key file \(path)")
+            return [bytes]
+        case .file(let path), .generatedFile(let path):
+            what = "the master key file \(path)"
+            text = try Self.text(source)
+        case .environment(let name):
+            what = "the environment variable \(name)"
+            text = try Self.text(source)
         }
-        guard key.count == 32 else {
-            throw ServerStartError(
-                .invalidConfiguration, "the master key must be 32 bytes (64 hex digits), got \(key.count)")
+        var keys: [SecureBytes] = []
+        for (line, value) in try lines(text) {
+            let key = try decodeHex(value, what: "\(what), line \(line),")
+            guard key.count == 32 else {
+                throw ServerStartError(
+                    .invalidConfiguration,
+                    "\(what): line \(line) must be a master key of 32 bytes (64 hex digits), got \(key.count) bytes")
+            }
+            guard !keys.contains(key) else {
+                throw ServerStartError(
+                    .invalidConfiguration,
+                    "\(what): line \(line) repeats key id \(SecretRing.keyId(of: key)): remove the repeated line")
+            }
+            keys.append(key)
         }
-        return key
+        guard !keys.isEmpty else { throw ServerStartError(.invalidConfiguration, "\(what) holds no master key") }
+        return keys
     }
 
     /// The webhook secret's values, one a line (blank lines ignored), each at least 16 bytes; or another
@@ -90,7 +107,7 @@ package enum SecretLoading {
     }
 
     /// A text secret's bytes: the value, the file's or variable's (one trailing newline dropped from a file).
-    private static func text(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> SecureBytes {
+    static func text(_ source: ServerConfiguration.SecretSource) throws(ServerStartError) -> SecureBytes {
         switch source {
         case .value(let bytes): return bytes
         case .file(let path): return try trimmed(try readFile(path))
@@ -211,8 +228,10 @@ package enum SecretLoading {
     }
 }
 
-/// Keys derived from the master key (HKDF-SHA256, one `info` label each), so no key serves two purposes.
+/// Keys derived from one master key (HKDF-SHA256, one `info` label each), so no key serves two purposes.
 struct DerivedKeys: Sendable {
+    /// The master key's key id (``SecretRing/keyIdBytes(of:)``): what a value sealed under it carries.
+    let keyId: [UInt8]
     /// XChaCha20-Poly1305 key for secrets at rest.
     let atRest: SecureBytes
     /// HMAC-SHA256 key for tokens.
@@ -234,6 +253,7 @@ struct DerivedKeys: Sendable {
                 throw ServerStartError(.invalidConfiguration, "key derivation failed")
             }
         }
+        keyId = SecretRing.keyIdBytes(of: masterKey)
         atRest = try derive("at-rest")
         token = try derive("token")
         otp = try derive("otp")

@@ -34,8 +34,11 @@ package struct SecretRing: Sendable {
     /// A value's key id: 8 hex digits of HMAC-SHA256 keyed with the value over a fixed label. It names a
     /// value without revealing it, so logs and metrics may carry it; two processes showing different key
     /// ids sign with different values.
-    package static func keyId(of value: SecureBytes) -> String {
+    package static func keyId(of value: SecureBytes) -> String { Hex.encode(keyIdBytes(of: value)) }
+
+    /// A value's key id as its 4 bytes: what a sealed value's header carries (``AtRestSealer``).
+    package static func keyIdBytes(of value: SecureBytes) -> [UInt8] {
         let tag = HMACSHA256.authenticate(Array("share-recovery key id v1".utf8), key: value)
-        return tag.withUnsafeBytes { Hex.encode(Array($0.prefix(4))) }
+        return tag.withUnsafeBytes { Array($0.prefix(4)) }
     }
 }

@@ -33,7 +33,7 @@ extension ServerRoutes {
         let code = Self.randomCode()
         let expiresAt = now + Int64(state.configuration.flowLifetimeSeconds)
         let flow = FlowRecord(
-            id: flowId, identifier: identifier, purpose: purpose, codeHash: codeHash(flowId: flowId, code: code),
+            id: flowId, identifier: identifier, purpose: purpose, codeHash: codeHashes(flowId: flowId, code: code)[0],
             expiresAt: expiresAt)
         guard
             try await state.storage.createFlow(
@@ -71,7 +71,7 @@ extension ServerRoutes {
         else {
             throw APIError.badRequest("code must be six digits")
         }
-        let expected = codeHash(flowId: flowId, code: SecureBytes(copying: Array(text.utf8)))
+        let expected = codeHashes(flowId: flowId, code: SecureBytes(copying: Array(text.utf8)))
         let now = try await state.now()
         let outcome = try await state.storage.verifyFlow(
             id: flowId, address: clientAddress(request, context), limits: state.configuration.rateLimits,
@@ -79,8 +79,10 @@ extension ServerRoutes {
             tokenLifetime: Int64(state.configuration.tokenLifetimeSeconds),
             origin: AuditOrigin(requestId: context.requestId, at: now)
         ) { stored in
-            // SecureBytes == is constant time.
-            SecureBytes(copying: stored) == SecureBytes(copying: expected)
+            // SecureBytes == is constant time; every master key's hash is compared, so timing names none.
+            var matched = false
+            for hash in expected where SecureBytes(copying: stored) == SecureBytes(copying: hash) { matched = true }
+            return matched
         }
         switch outcome {
         case .verified(let identifier, let purpose):
@@ -109,10 +111,14 @@ extension ServerRoutes {
         }
     }
 
-    /// HMAC-SHA256(otp key, flowId || 0x00 || code): the database never holds a code.
-    func codeHash(flowId: String, code: SecureBytes) -> [UInt8] {
+    /// HMAC-SHA256(otp key, flowId || 0x00 || code) under each master key's OTP key, the first master
+    /// key's first (what a new flow stores): the database never holds a code, and a flow created by a
+    /// process whose first master key differs still verifies during a rotation.
+    func codeHashes(flowId: String, code: SecureBytes) -> [[UInt8]] {
         let message = SecureBytes.concatenating([SecureBytes(copying: Array(flowId.utf8) + [0]), code])
-        return message.withUnsafeBytes { HMACSHA256.authenticate(Array($0), key: state.otpKey) }.revealedBytes()
+        return state.otpKeys.map { key in
+            message.withUnsafeBytes { HMACSHA256.authenticate(Array($0), key: key) }.revealedBytes()
+        }
     }
 
     /// A 429 whose `Retry-After` is the time until both fixed windows that may have refused (the

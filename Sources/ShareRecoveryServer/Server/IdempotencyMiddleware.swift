@@ -50,8 +50,11 @@ struct IdempotencyMiddleware: RouterMiddleware {
         let body = try await Self.collectBody(&request, limit: state.configuration.maximumBodySize)
         let now = try await state.now()
         let configuration = state.configuration
+        let scopes = scopes(of: request)
+        let fingerprints = fingerprints(of: request, body: body)
         let claim = IdempotencyClaim(
-            scope: scope(of: request), key: key, fingerprint: fingerprint(of: request, body: body),
+            scope: scopes[0], key: key, fingerprint: fingerprints[0],
+            earlier: Array(zip(scopes, fingerprints).dropFirst()).map { (scope: $0.0, fingerprint: $0.1) },
             owner: Hex.encode(SystemRandom().bytes(count: 16)), now: now,
             leaseUntil: now + Int64(configuration.idempotencyLeaseSeconds),
             keepUntil: now + Int64(configuration.idempotencyRetentionSeconds))
@@ -74,12 +77,22 @@ struct IdempotencyMiddleware: RouterMiddleware {
     /// The answer a repeat gets when a request with this key changed something before (its kept
     /// answer, or an error saying why there is none yet), or `nil` when the key is free.
     private func earlierAnswer(for claim: IdempotencyClaim) async throws -> Response? {
-        switch try await state.storage.idempotencyKeyState(
-            scope: claim.scope, key: claim.key, fingerprint: claim.fingerprint, now: claim.now)
-        {
+        // During a master key rotation a process whose first master key differs wrote the key under
+        // its own scope: each master key's scope is looked at, this process's first.
+        var found: (scope: String, state: IdempotencyKeyState)?
+        for lookup in [(scope: claim.scope, fingerprint: claim.fingerprint)] + claim.earlier {
+            let keyState = try await state.storage.idempotencyKeyState(
+                scope: lookup.scope, key: claim.key, fingerprint: lookup.fingerprint, now: claim.now)
+            if case .free = keyState { continue }
+            found = (lookup.scope, keyState)
+            break
+        }
+        guard let found else { return nil }
+        switch found.state {
         case .free: return nil
         case .replay(let status, let contentType, let sealedBody):
-            return try replay(claim, status: status, contentType: contentType, sealedBody: sealedBody)
+            return try replay(
+                claim, scope: found.scope, status: status, contentType: contentType, sealedBody: sealedBody)
         case .mismatch:
             throw APIError(
                 .unprocessableContent, .idempotencyKeyReused,
@@ -120,10 +133,10 @@ struct IdempotencyMiddleware: RouterMiddleware {
         return response
     }
 
-    private func replay(_ claim: IdempotencyClaim, status: Int, contentType: String?, sealedBody: [UInt8]) throws
-        -> Response
-    {
-        let body = try state.sealer.open(sealedBody, table: "idempotency_keys", row: [claim.scope, claim.key])
+    private func replay(
+        _ claim: IdempotencyClaim, scope: String, status: Int, contentType: String?, sealedBody: [UInt8]
+    ) throws -> Response {
+        let body = try state.sealer.open(sealedBody, table: "idempotency_keys", row: [scope, claim.key])
         var headers: HTTPFields = [Self.replayedHeader: "true"]
         if let contentType { headers[.contentType] = contentType }
         return Response(
@@ -132,22 +145,28 @@ struct IdempotencyMiddleware: RouterMiddleware {
     }
 
     /// Whose keys these are: a keyed hash of the credentials the request carries (none for the
-    /// unauthenticated flow routes, whose answers are bound to their flow by the path).
-    private func scope(of request: Request) -> String {
+    /// unauthenticated flow routes, whose answers are bound to their flow by the path), under each
+    /// master key's idempotency key, the first's first.
+    private func scopes(of request: Request) -> [String] {
         var material: [UInt8] = Array("scope".utf8)
         for name in [HTTPField.Name.authorization, Self.webhookSecretHeader] {
             material.append(0)
             for value in request.headers[values: name] { material += Array(value.utf8) + [0] }
         }
-        return HMACSHA256.authenticate(material, key: state.idempotencyKey).withUnsafeBytes { Hex.encode(Array($0)) }
+        return state.idempotencyKeys.map { key in
+            HMACSHA256.authenticate(material, key: key).withUnsafeBytes { Hex.encode(Array($0)) }
+        }
     }
 
-    /// A keyed hash of what the request asks: method, path with query, body.
-    private func fingerprint(of request: Request, body: [UInt8]) -> [UInt8] {
+    /// A keyed hash of what the request asks: method, path with query, body; under each master key's
+    /// idempotency key, as ``scopes(of:)``.
+    private func fingerprints(of request: Request, body: [UInt8]) -> [[UInt8]] {
         let material =
             Array("request".utf8) + [0] + Array(request.method.rawValue.utf8) + [0]
             + Array(request.uri.description.utf8) + [0] + body
-        return HMACSHA256.authenticate(material, key: state.idempotencyKey).withUnsafeBytes { Array($0) }
+        return state.idempotencyKeys.map { key in
+            HMACSHA256.authenticate(material, key: key).withUnsafeBytes { Array($0) }
+        }
     }
 
     /// 1…255 visible ASCII characters (RFC 9110 token-like; UUIDs and hex both fit).

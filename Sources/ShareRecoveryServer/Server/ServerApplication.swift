@@ -69,8 +69,8 @@ func makeServerApplication(
             logger: configuration.logger)
     }
     do {
-        let masterKey = try SecretLoading.masterKey(masterKeySource)
-        let keys = try DerivedKeys(masterKey: masterKey)
+        let masterKeys = try SecretLoading.masterKeys(masterKeySource)
+        let keys = try masterKeys.map { key throws(ServerStartError) in try DerivedKeys(masterKey: key) }
         let webhookSecret = try SecretLoading.webhookSecret(webhookSecretSource)
         let metricsToken = try configuration.metricsToken.map { source throws(ServerStartError) in
             try SecretLoading.webhookSecret(source, what: "the metrics token")
@@ -81,7 +81,7 @@ func makeServerApplication(
             return try StandardWebhooksSigner(secretFile: events.secretFile)
         }
         try await openSchema(storage, configuration: configuration)
-        let sealer = AtRestSealer(key: keys.atRest)
+        let sealer = AtRestSealer(keys: keys)
         let custodianKey = try await ServerState.loadCustodianKey(
             storage: storage, sealer: sealer,
             now: storage.currentTime(
@@ -92,11 +92,12 @@ func makeServerApplication(
             custodianKey: custodianKey, metricsToken: metricsToken, drain: drain)
         // Key ids only, never a value: what an operator compares across processes (docs/server.md,
         // "Rotating secrets").
+        let masterKeyIds: [(secret: String, keyId: String, values: Int)] = [
+            ("masterKey", SecretRing.keyId(of: masterKeys[0]), masterKeys.count)
+        ]
         let keyIds: [(secret: String, keyId: String, values: Int)] =
-            [
-                ("masterKey", SecretRing.keyId(of: masterKey), 1),
-                ("webhookSecret", webhookSecret.keyId, webhookSecret.values.count),
-            ] + (metricsToken.map { [("metricsToken", $0.keyId, $0.values.count)] } ?? [])
+            masterKeyIds + [("webhookSecret", webhookSecret.keyId, webhookSecret.values.count)]
+            + (metricsToken.map { [("metricsToken", $0.keyId, $0.values.count)] } ?? [])
             + (eventsSigner.map { [("eventsSecret", $0.keyId, $0.count)] } ?? [])
             + ((configuration.otpSender as? WebhookOTPSender).map {
                 [("otpWebhookSecret", $0.keyId, $0.secretCount)]

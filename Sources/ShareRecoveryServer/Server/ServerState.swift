@@ -9,8 +9,10 @@ final class ServerState: Sendable {
     let storage: any ServerStorage
     let sealer: AtRestSealer
     let tokens: TokenAuthority
-    let otpKey: SecureBytes
-    let idempotencyKey: SecureBytes
+    /// One-time code hash keys, one a master key: the first hashes new codes, every one is checked.
+    let otpKeys: [SecureBytes]
+    /// Idempotency scope and fingerprint keys, one a master key: the first writes, every one is looked up.
+    let idempotencyKeys: [SecureBytes]
     /// The integrator's shared secret: every value accepted in `X-Webhook-Secret`, the first sent.
     let webhookSecret: SecretRing
     let otpSender: any OTPSender
@@ -30,7 +32,7 @@ final class ServerState: Sendable {
     static let custodianKeyName = "custodian-x25519"
 
     init(
-        configuration: ServerConfiguration, storage: any ServerStorage, keys: DerivedKeys, webhookSecret: SecretRing,
+        configuration: ServerConfiguration, storage: any ServerStorage, keys: [DerivedKeys], webhookSecret: SecretRing,
         otpSender: any OTPSender, custodianKey: SealingKeyPair, metrics: ServerMetrics = ServerMetrics(),
         metricsToken: SecretRing? = nil, drain: ServerDrain = ServerDrain()
     ) {
@@ -39,10 +41,10 @@ final class ServerState: Sendable {
         self.storage = MeteredStorage(base: storage, metrics: metrics)
         self.metrics = metrics
         self.metricsToken = metricsToken
-        sealer = AtRestSealer(key: keys.atRest)
-        tokens = TokenAuthority(key: keys.token)
-        otpKey = keys.otp
-        idempotencyKey = keys.idempotency
+        sealer = AtRestSealer(keys: keys)
+        tokens = TokenAuthority(keys: keys.map(\.token))
+        otpKeys = keys.map(\.otp)
+        idempotencyKeys = keys.map(\.idempotency)
         self.webhookSecret = webhookSecret
         self.otpSender = otpSender
         fetcher = BackupShareFetcher(

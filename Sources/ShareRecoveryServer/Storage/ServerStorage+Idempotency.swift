@@ -11,6 +11,9 @@ struct IdempotencyClaim: Sendable {
     let key: String
     /// A keyed hash of the request's method, path and body.
     let fingerprint: [UInt8]
+    /// The scope and fingerprint under each further master key (docs/server.md, "Rotating the master
+    /// key"): where a process that seals under another key kept the key's answer. Only looked at.
+    var earlier: [(scope: String, fingerprint: [UInt8])] = []
     /// This request's own mark on the row: another request's claim writes another.
     let owner: String
     /// When the request began: a key whose retention ended before it is free to take.

@@ -49,7 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
     var migrate = false
     @Option(
         help:
-            "File with the 64-hex-digit master key (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file)."
+            "File with the master keys, 64 hex digits a line: the first seals, all open (else $SHARE_RECOVERY_MASTER_KEY; SQLite: a generated demo key file)."
     )
     var masterKeyFile: String?
     @Option(

@@ -1,7 +1,7 @@
 import ArgumentParser
 import ShareRecoveryServer
 
-/// The options of a server's database, shared by `serve` and `migrate`: PostgreSQL's pool, timeouts,
+/// The options of a server's database, shared by `serve`, `migrate` and `keys rotate`: PostgreSQL's pool, timeouts,
 /// password and TLS (an SQLite database ignores them).
 struct ServerDatabaseOptions: ParsableArguments {
     @Option(help: "An SQLite file path (default) or a postgres://user@host:port/db URL.")
