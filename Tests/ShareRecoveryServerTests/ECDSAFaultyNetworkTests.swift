@@ -15,9 +15,10 @@ import TestSupport
 /// signs twice, no two signatures share a nonce), and a fault never aborts, so the pair setup made
 /// once signs every trial.
 ///
-/// The trial count and seed follow ``FaultyNetworkTests``: 200 under CI (`CI=true`), 20 otherwise,
-/// SHARE_RECOVERY_FAULT_TRIALS overrides, SHARE_RECOVERY_FAULT_SEED replays a run (the PostgreSQL
-/// backend's proxy draws from the seed + 1).
+/// 200 signatures under CI (`CI=true`), 100 on each backend (one signature is three rounds of a
+/// second or so of debug-build work, so 200 on each would cost CI about six minutes); 20 on each
+/// otherwise. SHARE_RECOVERY_FAULT_TRIALS sets the count per backend, as for ``FaultyNetworkTests``,
+/// and SHARE_RECOVERY_FAULT_SEED replays a run (the PostgreSQL backend's proxy draws from the seed + 1).
 @Suite("ECDSA signing through a faulty network", .serialized)
 struct ECDSAFaultyNetworkTests {
     /// How a trial ended, by the error's type and code.
@@ -46,7 +47,9 @@ struct ECDSAFaultyNetworkTests {
     }
 
     static func signThroughFaults(backend: TestBackend, seed: UInt64) async throws {
-        let trials = FaultyNetworkTests.trials
+        let environment = FaultyNetworkTests.environment
+        let trials =
+            environment["SHARE_RECOVERY_FAULT_TRIALS"].flatMap { Int($0) } ?? (environment["CI"] == "true" ? 100 : 20)
         print(
             "ECDSAFaultyNetworkTests: backend \(backend), \(trials) signatures, seed \(seed) "
                 + "(SHARE_RECOVERY_FAULT_SEED replays it)")

@@ -14,10 +14,12 @@ import Testing
 /// row per signature, each done with its state deleted, one `ecdsaSigned` row per session, and no
 /// two signatures with one nonce (their r values all differ).
 ///
-/// SHARE_RECOVERY_ECDSA_LOAD_SIGNATURES sets the signatures per device (2 by default).
+/// SHARE_RECOVERY_ECDSA_LOAD_CLIENTS sets the devices (64 by default; 8 under the sanitizers) and
+/// SHARE_RECOVERY_ECDSA_LOAD_SIGNATURES the signatures per device (2 by default).
 @Suite("ECDSA under load: concurrent devices sign with the custodian")
 struct ECDSALoadTests {
-    static let clients = 64
+    static let clients =
+        ProcessInfo.processInfo.environment["SHARE_RECOVERY_ECDSA_LOAD_CLIENTS"].flatMap { Int($0) } ?? 64
     static let signatures =
         ProcessInfo.processInfo.environment["SHARE_RECOVERY_ECDSA_LOAD_SIGNATURES"].flatMap { Int($0) } ?? 2
 
