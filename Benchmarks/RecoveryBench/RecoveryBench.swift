@@ -19,7 +19,8 @@ struct RecoveryBench: AsyncParsableCommand {
               swift run -c release recovery-bench
               swift run -c release recovery-bench --quick --json bench.json
               perf record -g -- .build/release/recovery-bench --server-workload cipher-text
-              SHARE_RECOVERY_BENCH_POSTGRES_URL=postgres://… recovery-bench --server-workload session --serve-processes 2
+              recovery-bench --server-workload session --serve-processes 2   (PostgreSQL:
+                  SHARE_RECOVERY_BENCH_POSTGRES_URL, e.g. a durable one from .ci/postgres.sh --durable)
             """)
 
     @Flag(help: "Fewer repetitions and 8 server connections instead of 64 (the tests' run).")

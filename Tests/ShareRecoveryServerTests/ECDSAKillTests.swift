@@ -16,7 +16,7 @@ import Testing
 /// half-kept: the device's share file and kept pair setup are as before (or, cut in a pair setup,
 /// the setup the server kept is replaced by the next run's), the server keeps the same share and
 /// setup, the account is not stuck (at once after a finished step, or once the session expires, as
-/// docs/server.md "One at a time per account" says), the next run signs over the kept setup, and the
+/// docs/server.md "What clients can rely on" says), the next run signs over the kept setup, and the
 /// audit trail verifies.
 @Suite("ECDSA signing: the device killed between rounds")
 struct ECDSAKillTests {
