@@ -133,9 +133,11 @@ struct ECDSAFaultyNetworkTests {
             await storage.close()
             #expect(verified.count == Int64(try await world.auditRows().count))
 
+            // Every kind of fault hit at CI's count (about 360 requests, the rarest kind at 3 %: some ten
+            // each); 20 trials make about 70 requests, which miss a 3 % kind about one run in nine.
             let (requests, counts) = proxy.report
             #expect(
-                FaultProxy.Fault.allCases.allSatisfy { counts[$0, default: 0] > 0 } || trials < 20, "\(counts)")
+                FaultProxy.Fault.allCases.allSatisfy { counts[$0, default: 0] > 0 } || trials < 100, "\(counts)")
             print(
                 "ECDSAFaultyNetworkTests: backend \(backend), seed \(seed): \(outcome.signatures) of \(trials) signed, "
                     + "failures \(outcome.failures.sorted { $0.key < $1.key }), \(requests) requests, faults "
