@@ -68,6 +68,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CSecp256k1", pkgConfig: "libsecp256k1", providers: [.apt(["libsecp256k1-dev"])]),
         .systemLibrary(name: "CLibcrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // PKCS#11 headers, for the server's master key held by a token (docs/server.md, "Master key on a
+        // PKCS#11 token"); the module is loaded at run time. The one C the server touches.
+        .systemLibrary(name: "CPKCS11", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
 
         // The only module that imports C.
         .target(name: "ShareCrypto", dependencies: ["CSodium", "CSecp256k1", "CLibcrypto"]),
@@ -95,7 +98,7 @@ let package = Package(
         .target(
             name: "ShareRecoveryServer",
             dependencies: [
-                "ShareRecovery", "ShareCrypto", "ShareRecoveryHTTP",
+                "ShareRecovery", "ShareCrypto", "ShareRecoveryHTTP", "CPKCS11",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

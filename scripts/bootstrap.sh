@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build needs, only when one is missing.
 set -euo pipefail
-packages=(pkg-config libsodium-dev libsecp256k1-dev libssl-dev libsqlite3-dev python3-venv)
+packages=(pkg-config libsodium-dev libsecp256k1-dev libssl-dev libsqlite3-dev python3-venv libp11-kit-dev softhsm2 opensc)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

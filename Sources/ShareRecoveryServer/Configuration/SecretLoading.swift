@@ -32,6 +32,9 @@ package enum SecretLoading {
         case .environment(let name):
             what = "the environment variable \(name)"
             text = try Self.text(source)
+        case .pkcs11Wrapped(let path, _):
+            what = "the wrapped master key file \(path)"
+            text = try Self.text(source)
         }
         var keys: [SecureBytes] = []
         for (line, value) in try lines(text) {
@@ -117,6 +120,7 @@ package enum SecretLoading {
             }
             return text
         case .generatedFile(let path): return try trimmed(try generatedFile(path))
+        case .pkcs11Wrapped(let path, let key): return try PKCS11MasterKeyFile.unwrap(path: path, location: key)
         }
     }
 

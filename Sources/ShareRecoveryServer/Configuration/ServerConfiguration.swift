@@ -30,6 +30,9 @@ public struct ServerConfiguration: Sendable {
         /// Demo only: read the file when it exists, otherwise generate a random secret and write it there
         /// (mode 0600, created exclusively so two starting processes agree on one secret).
         case generatedFile(path: String)
+        /// A master key file wrapped by an AES key on a PKCS#11 token (`share-recovery keys wrap`),
+        /// unwrapped at start; the unwrapped text is the master key file's (docs/server.md).
+        indirect case pkcs11Wrapped(path: String, key: PKCS11KeyLocation)
     }
 
     /// A fixed-window rate limit.

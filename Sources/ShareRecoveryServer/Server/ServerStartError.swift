@@ -32,6 +32,16 @@ public struct ServerStartError: Error, Sendable, Equatable, CustomStringConverti
         case invalidTrustedProxy
         /// The server stopped before it listened (a failure during start-up that the log names).
         case stoppedBeforeListening
+        /// The PKCS#11 module holding the master key's wrapping key cannot be loaded or initialized.
+        case pkcs11ModuleUnavailable
+        /// No token with the given label (or no session on it).
+        case pkcs11TokenNotFound
+        /// The token has no (or no single) AES secret key with the given label.
+        case pkcs11KeyNotFound
+        /// The token refused the user PIN (wrong, locked, or login failed).
+        case pkcs11PinIncorrect
+        /// The wrapped master key file is not one, or does not open under the token's key.
+        case pkcs11UnwrapFailed
     }
 
     /// The stable code.

@@ -53,6 +53,15 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var masterKeyFile: String?
     @Option(
+        name: .customLong("master-key-pkcs11"),
+        help: ArgumentHelp(
+            "Master key file wrapped by an AES key on a PKCS#11 token (`keys wrap`), unwrapped at start; instead of --master-key-file.",
+            discussion:
+                "Needs --master-key-pkcs11-module, --master-key-pkcs11-token and --master-key-pkcs11-key, and the user PIN from --master-key-pkcs11-pin-file or $SHARE_RECOVERY_PKCS11_PIN (docs/server.md, \"Master key on a PKCS#11 token\")."
+        ))
+    var masterKeyPKCS11: String?
+    @OptionGroup var pkcs11: MasterKeyPKCS11Options
+    @Option(
         help: ArgumentHelp(
             "File with the webhook secret, one value a line: the first is sent, all are accepted (else $SHARE_RECOVERY_WEBHOOK_SECRET; SQLite: a generated demo file).",
             discussion:
@@ -169,7 +178,8 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerConfiguration(
             host: host, port: port,
             database: database.location,
-            masterKey: masterKeyFile.map { .file(path: $0) }, webhookSecret: webhookSecretFile.map { .file(path: $0) },
+            masterKey: try pkcs11.masterKey(plainFile: masterKeyFile, wrappedFile: masterKeyPKCS11, required: false),
+            webhookSecret: webhookSecretFile.map { .file(path: $0) },
             webhookBase: webhookBase,
             otpSender: try otpSender(), logger: logger)
         configuration.postgres = try database.settings()
