@@ -2,17 +2,20 @@ import Foundation
 import Logging
 import ShareCrypto
 import ShareRecovery
+import TestSupport
 import Testing
 
 @testable import ShareRecoveryServer
 
 /// The master key file wrapped by an AES key on a PKCS#11 token (docs/server.md, "Master key on a PKCS#11
 /// token"), against Debian's SoftHSM2 with a token initialized in a temporary directory.
-@Suite("Master key on a PKCS#11 token", .serialized, .enabled(if: SoftHSM.available, SoftHSM.missingReason))
+@Suite(
+    "Master key on a PKCS#11 token", .serialized,
+    .enabled(if: SoftHSMToken.runs, Comment(rawValue: SoftHSMToken.missingReason)))
 struct PKCS11MasterKeyTests {
     @Test("a wrapped key file unwraps to its keys; serve seals under it; keys rotate re-seals under a new one")
     func wrapServeRotate() async throws {
-        let token = try SoftHSM()
+        let token = try SoftHSMToken()
         defer { token.remove() }
         let oldKey = SystemRandom().bytes(count: 32)
         let newKey = SystemRandom().bytes(count: 32)
@@ -53,7 +56,7 @@ struct PKCS11MasterKeyTests {
 
     @Test("a wrong PIN, token, key, module or wrapping key is a typed error that names no secret")
     func typedErrors() throws {
-        let token = try SoftHSM()
+        let token = try SoftHSMToken()
         defer { token.remove() }
         let key = SystemRandom().bytes(count: 32)
         let wrapped = try token.wrap(keys: [key], name: "one")
@@ -62,7 +65,7 @@ struct PKCS11MasterKeyTests {
                 _ = try SecretLoading.masterKeys(.pkcs11Wrapped(path: path ?? wrapped, key: location))
                 return nil
             } catch {
-                #expect(!error.reason.contains(Hex.encode(key)) && !error.reason.contains(SoftHSM.pin))
+                #expect(!error.reason.contains(Hex.encode(key)) && !error.reason.contains(SoftHSMToken.pin))
                 return error.code
             }
         }
@@ -71,7 +74,7 @@ struct PKCS11MasterKeyTests {
         #expect(code(token.location(keyLabel: "no-such-key")) == .pkcs11KeyNotFound)
         #expect(code(token.location(module: token.directory + "/missing.so")) == .pkcs11ModuleUnavailable)
         // Wrapped under the token's other AES key: does not open under this one.
-        let other = try token.wrap(keys: [key], name: "other", keyLabel: SoftHSM.otherKeyLabel)
+        let other = try token.wrap(keys: [key], name: "other", keyLabel: SoftHSMToken.otherKeyLabel)
         #expect(code(token.location(), path: other) == .pkcs11UnwrapFailed)
         // A damaged file: one ciphertext digit changed.
         var text = try String(contentsOfFile: wrapped, encoding: .utf8)
@@ -87,51 +90,11 @@ struct PKCS11MasterKeyTests {
     }
 }
 
-/// A SoftHSM2 token in a temporary directory (SOFTHSM2_CONF points to it for this process), with two AES
-/// keys made by pkcs11-tool (OpenSC).
-struct SoftHSM {
-    static let module = "/usr/lib/softhsm/libsofthsm2.so"
-    static let tools = ["/usr/bin/softhsm2-util", "/usr/bin/pkcs11-tool"]
-    static let pin = "4711-pin"
-    static let tokenLabel = "share-recovery-test"
-    static let keyLabel = "master-wrap"
-    static let otherKeyLabel = "other-wrap"
-
-    static var available: Bool {
-        ([module] + tools).allSatisfy {
-            FileManager.default.isExecutableFile(atPath: $0) || FileManager.default.fileExists(atPath: $0)
-        }
-    }
-    static let missingReason: Comment =
-        "SoftHSM2 and OpenSC are not installed (scripts/bootstrap.sh installs softhsm2 and opensc)"
-
-    let directory: String
-
-    init() throws {
-        directory = TestWorld.makeDirectory()
-        try FileManager.default.createDirectory(atPath: directory + "/tokens", withIntermediateDirectories: true)
-        let configuration = directory + "/softhsm2.conf"
-        try "directories.tokendir = \(directory)/tokens\nobjectstore.backend = file\nlog.level = ERROR\n".write(
-            toFile: configuration, atomically: true, encoding: .utf8)
-        setenv("SOFTHSM2_CONF", configuration, 1)
-        try Self.run(
-            Self.tools[0],
-            ["--init-token", "--free", "--label", Self.tokenLabel, "--pin", Self.pin, "--so-pin", "so-\(Self.pin)"])
-        for label in [Self.keyLabel, Self.otherKeyLabel] {
-            try Self.run(
-                Self.tools[1],
-                [
-                    "--module", Self.module, "--token-label", Self.tokenLabel, "--login", "--pin", Self.pin,
-                    "--keygen", "--key-type", "AES:32", "--label", label,
-                ])
-        }
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: directory) }
-
+/// The server's side of the test token: its key's location, and key files wrapped under it.
+extension SoftHSMToken {
     func location(
-        module: String = SoftHSM.module, tokenLabel: String = SoftHSM.tokenLabel, keyLabel: String = SoftHSM.keyLabel,
-        pin: String = SoftHSM.pin
+        module: String = SoftHSMToken.module, tokenLabel: String = SoftHSMToken.tokenLabel,
+        keyLabel: String = SoftHSMToken.keyLabel, pin: String = SoftHSMToken.pin
     ) -> PKCS11KeyLocation {
         PKCS11KeyLocation(
             module: module, tokenLabel: tokenLabel, keyLabel: keyLabel,
@@ -139,33 +102,12 @@ struct SoftHSM {
     }
 
     /// A key file of `keys`, wrapped under the token's key; returns the wrapped file's path.
-    func wrap(keys: [[UInt8]], name: String, keyLabel: String = SoftHSM.keyLabel) throws -> String {
+    func wrap(keys: [[UInt8]], name: String, keyLabel: String = SoftHSMToken.keyLabel) throws -> String {
         let plain = "\(directory)/\(name).keys"
         try keys.map { Hex.encode($0) + "\n" }.joined().write(toFile: plain, atomically: true, encoding: .utf8)
         let wrapped = try wrapMasterKeyFile(plain, location: location(keyLabel: keyLabel))
         let path = "\(directory)/\(name).wrapped"
         try wrapped.write(toFile: path, atomically: true, encoding: .utf8)
         return path
-    }
-
-    struct ToolFailed: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let output = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ToolFailed(
-                description:
-                    "\(executable) exited \(process.terminationStatus): \(String(decoding: output, as: UTF8.self))")
-        }
     }
 }

@@ -48,7 +48,8 @@ package enum PKCS11MasterKeyFile {
         else {
             throw ServerStartError(
                 .pkcs11UnwrapFailed,
-                "\(path) is not a wrapped master key file: make one with `share-recovery keys wrap --pkcs11-module …`")
+                "\(path) is not a wrapped master key file: make one with `share-recovery keys wrap --master-key-pkcs11-module …`"
+            )
         }
         let fields = text.dropFirst(prefix.count).split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard fields.count == 2, let iv = Hex.decode(String(fields[0])), iv.count == 12,
