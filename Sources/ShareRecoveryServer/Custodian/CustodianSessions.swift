@@ -247,15 +247,18 @@ struct CustodianSessions: ProtocolSessionKeeping {
 
     /// The custodian's current signing shares of a client, opened.
     func signingShares(clientId: String) async throws -> [ShareRecord] {
-        try await state.storage.signingShares(clientId: clientId).map { stored in
-            let binary = try state.sealer.open(
-                stored.sealedRecord, table: "signing_shares", row: [clientId, String(stored.partyIndex), stored.setId])
-            let record = try ShareRecord(binary: binary)
-            guard record.partyIndex == stored.partyIndex, record.setId.hex == stored.setId else {
-                throw ShareRecoveryError(.storeCorrupted, "a signing share disagrees with its row")
-            }
-            return record
+        try await state.storage.signingShares(clientId: clientId).map { try open($0, clientId: clientId) }
+    }
+
+    /// One stored signing share of a client, opened and checked against its row.
+    func open(_ stored: SealedSigningShare, clientId: String) throws -> ShareRecord {
+        let binary = try state.sealer.open(
+            stored.sealedRecord, table: "signing_shares", row: [clientId, String(stored.partyIndex), stored.setId])
+        let record = try ShareRecord(binary: binary)
+        guard record.partyIndex == stored.partyIndex, record.setId.hex == stored.setId else {
+            throw ShareRecoveryError(.storeCorrupted, "a signing share disagrees with its row")
         }
+        return record
     }
 
     /// A signing share sealed for its row.

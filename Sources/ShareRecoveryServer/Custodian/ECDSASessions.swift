@@ -119,8 +119,7 @@ struct ECDSASessions: ProtocolSessionKeeping {
         ) { () async throws -> SessionOpening in
             let share = try await custodianShare(clientId: clientId, binding)
             try await wallet.refuseUnrefreshed(
-                clientId: clientId,
-                primary: try await wallet.currentShare(clientId: clientId, walletId: binding.walletId),
+                primary: try await wallet.currentStoredShare(clientId: clientId, walletId: binding.walletId),
                 signingSetId: binding.setId)
             let setup = try await pairSetup(clientId: clientId, share: share)
             let (round1, exported) = try checkingClientInput {

@@ -110,13 +110,14 @@ struct WalletSessions: ProtocolSessionKeeping {
     {
         try await ProtocolSessionKeeper(state: state, kind: .signing).open(clientId: clientId, walletId: walletId) {
             () async throws -> SessionOpening in
-            let primary = try await currentShare(clientId: clientId, walletId: walletId)
+            let stored = try await currentStoredShare(clientId: clientId, walletId: walletId)
+            let primary = stored.share
             guard let share = try await signingShare(primary, clientId: clientId, setId: deviceSetId) else {
                 throw APIError.conflict(
                     "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery or a refresh, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)"
                 )
             }
-            try await refuseUnrefreshed(clientId: clientId, primary: primary, signingSetId: deviceSetId)
+            try await refuseUnrefreshed(primary: stored, signingSetId: deviceSetId)
             let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in
                 try SigningParty(share: share, mode: mode).commit(tweaks: tweaks)
             }
@@ -205,13 +206,12 @@ struct WalletSessions: ProtocolSessionKeeping {
     /// business (a refresh renews the primary set only), nor a set of unknown age (stored by a release
     /// before share ages).
     /// - Throws: 409 `refreshRequired`.
-    func refuseUnrefreshed(clientId: String, primary: ShareRecord, signingSetId: String) async throws {
-        guard let limit = state.configuration.refreshAfterSeconds, primary.setId.hex == signingSetId else { return }
-        let storedAt =
-            try await state.storage.signingShares(clientId: clientId).first { $0.partyIndex == Self.custodian }?
-            .storedAt ?? 0
-        let age = try await state.now() - storedAt
-        guard storedAt > 0, age >= limit else { return }
+    func refuseUnrefreshed(primary: StoredShare, signingSetId: String) async throws {
+        guard let limit = state.configuration.refreshAfterSeconds, primary.share.setId.hex == signingSetId,
+            primary.storedAt > 0
+        else { return }
+        let age = try await state.now() - primary.storedAt
+        guard age >= limit else { return }
         throw APIError(
             .conflict, .refreshRequired,
             "the wallet's signing set is \(age / 86_400) days old and the server requires a refresh after \(limit / 86_400): refresh the shares (share-recovery refresh --server), then sign"
@@ -220,12 +220,27 @@ struct WalletSessions: ProtocolSessionKeeping {
 
     /// The custodian's share of the user's wallet.
     func currentShare(clientId: String, walletId: String) async throws -> ShareRecord {
-        let shares = try await custodianShares.signingShares(clientId: clientId)
-        guard let share = shares.first(where: { $0.partyIndex == Self.custodian }), share.walletId == walletId else {
-            throw APIError(
-                .notFound, APIErrorCode(.noMatchingShare),
-                "the custodian holds no signing share of this wallet for this user")
-        }
-        return share
+        try await currentStoredShare(clientId: clientId, walletId: walletId).share
+    }
+
+    /// The custodian's share of the user's wallet, with when it was stored (0 when unknown).
+    func currentStoredShare(clientId: String, walletId: String) async throws -> StoredShare {
+        let noShare = APIError(
+            .notFound, APIErrorCode(.noMatchingShare),
+            "the custodian holds no signing share of this wallet for this user")
+        guard
+            let stored = try await state.storage.signingShares(clientId: clientId).first(where: {
+                $0.partyIndex == Self.custodian
+            })
+        else { throw noShare }
+        let share = try custodianShares.open(stored, clientId: clientId)
+        guard share.walletId == walletId else { throw noShare }
+        return StoredShare(share: share, storedAt: stored.storedAt)
+    }
+
+    /// A custodian share and the deciding clock's second it was stored at: the refresh policy's age.
+    struct StoredShare {
+        let share: ShareRecord
+        let storedAt: Int64
     }
 }
