@@ -54,14 +54,7 @@ struct ECDSAFaultyNetworkTests {
             "ECDSAFaultyNetworkTests: backend \(backend), \(trials) signatures, seed \(seed) "
                 + "(SHARE_RECOVERY_FAULT_SEED replays it)")
         let started = Date()
-        var lifetime = 0
-        try await TestWorld.with(
-            backend,
-            configure: {
-                WalletSessionTests.unlimitedFlows(&$0)
-                lifetime = $0.sessionLifetimeSeconds
-            }
-        ) { world in
+        try await ECDSAWire.withUnlimitedWorld(backend) { world, lifetime in
             let user = "ecdsa-faulty-\(backend)"
             // The wallet and its pair setup are made directly: the faults are for the signatures.
             let first = try await world.token(for: user, purpose: "sign")
@@ -112,7 +105,7 @@ struct ECDSAFaultyNetworkTests {
                 } else if sessions.contains(where: { $0.state != "done" }) {
                     // Left open by the failure: it holds the account until it expires (docs/server.md,
                     // "One at a time per account").
-                    world.clock.advance(seconds: Int64(lifetime) + 1)
+                    world.clock.advance(seconds: lifetime + 1)
                 }
                 if setup.isDiscarded {
                     Issue.record("trial \(trial), seed \(seed): a fault aborted the signature and discarded the setup")

@@ -120,14 +120,7 @@ struct ECDSAKillTests {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.binary.path),
             "\(Self.binary.path) is missing: build with `swift build --build-tests` first")
-        var lifetime = 0
-        try await TestWorld.with(
-            backend,
-            configure: {
-                WalletSessionTests.unlimitedFlows(&$0)
-                lifetime = $0.sessionLifetimeSeconds
-            }
-        ) { world in
+        try await ECDSAWire.withUnlimitedWorld(backend) { world, lifetime in
             let directory = URL(fileURLWithPath: TestWorld.makeDirectory())
             defer { try? FileManager.default.removeItem(at: directory) }
             let user = "ecdsa-killed"
@@ -207,7 +200,7 @@ struct ECDSAKillTests {
                 let refused = try await Self.run(sign(through: base), in: directory)
                 #expect(refused.status != 0 && refused.stderr.contains("operationInProgress"), "\(refused.stderr)")
                 #expect((try? Data(contentsOf: setupFile)) == setup, "a refused run changed the kept setup")
-                world.clock.advance(seconds: Int64(lifetime) + 1)
+                world.clock.advance(seconds: lifetime + 1)
                 try await writeToken()
             }
             let again = try await Self.run(sign(through: base), in: directory)

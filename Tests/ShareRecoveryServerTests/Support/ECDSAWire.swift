@@ -10,6 +10,21 @@ import Testing
 /// (every answer checked against the OpenAPI document), with the engine's own roles doing the
 /// protocol; a test can change a message on its way.
 enum ECDSAWire {
+    /// A one-server world with no flow limits, for suites that sign many times; `body` also gets the
+    /// session lifetime, to step the clock past it.
+    static func withUnlimitedWorld(
+        _ backend: TestBackend, _ body: (TestWorld, _ sessionLifetime: Int64) async throws -> Void
+    ) async throws {
+        var lifetime = 0
+        try await TestWorld.with(
+            backend,
+            configure: {
+                WalletSessionTests.unlimitedFlows(&$0)
+                lifetime = $0.sessionLifetimeSeconds
+            }
+        ) { world in try await body(world, Int64(lifetime)) }
+    }
+
     /// The members naming the device's set.
     static func binding(_ share: ShareRecord, userId: String, generation: UInt32? = nil)
         -> [(key: String, value: JSONValue)]
