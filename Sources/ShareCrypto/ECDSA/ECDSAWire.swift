@@ -17,6 +17,15 @@ struct ECDSAWire {
         ]
     }
 
+    /// The parts one after another, in one allocation: a chain of `+` copies the long τ or matrix
+    /// once per part.
+    static func joined(_ parts: [UInt8]...) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(parts.reduce(0) { $0 + $1.count })
+        for part in parts { out.append(contentsOf: part) }
+        return out
+    }
+
     private func malformed(_ detail: String) -> ShareCryptoError {
         ShareCryptoError(.invalidEncoding, "\(what): \(detail)")
     }

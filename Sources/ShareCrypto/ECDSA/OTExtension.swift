@@ -120,7 +120,7 @@ enum OTExtension {
             }
         }
         let t = combine(rows, chi)
-        return (u + x.bytes + t.0.bytes + t.1.bytes, rows)
+        return (ECDSAWire.joined(u, x.bytes, t.0.bytes, t.1.bytes), rows)
     }
 
     /// The sender's rows `q_j = t_j ⊕ β'_j·Δ`, after the consistency check of the receiver's message.

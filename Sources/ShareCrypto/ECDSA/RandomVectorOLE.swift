@@ -100,7 +100,8 @@ enum RandomVectorOLE {
         let theta = challenge(session: session, tau: tau)
         let eta = (masks.0 + theta.0 * inputs.0, masks.1 + theta.1 * inputs.1)
         let mu = proof(session: session, shares[2] + theta.0 * shares[0], shares[3] + theta.1 * shares[1])
-        let reply = tau + eta.0.rawRepresentation.revealedBytes() + eta.1.rawRepresentation.revealedBytes() + mu
+        let reply = ECDSAWire.joined(
+            tau, eta.0.rawRepresentation.revealedBytes(), eta.1.rawRepresentation.revealedBytes(), mu)
         return ((shares[0], shares[1]), reply)
     }
 
