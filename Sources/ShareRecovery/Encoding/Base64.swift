@@ -11,28 +11,36 @@ public enum Base64 {
     /// Encodes bytes.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
         let input = Array(bytes)
-        var out = [UInt8]()
-        out.reserveCapacity((input.count + 2) / 3 * 4)
-        var index = 0
-        while index + 3 <= input.count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            for shift in [18, 12, 6, 0] { out.append(alphabet[Int((chunk >> UInt32(shift)) & 63)]) }
-            index += 3
+        // Written in place: the messages of a threshold ECDSA signature run to 70 KB.
+        return String(unsafeUninitializedCapacity: (input.count + 2) / 3 * 4) { out in
+            input.withUnsafeBufferPointer { input in
+                alphabet.withUnsafeBufferPointer { alphabet in
+                    func character(_ chunk: UInt32, _ shift: UInt32) -> UInt8 { alphabet[Int(chunk >> shift & 63)] }
+                    var index = 0
+                    var written = 0
+                    while index + 3 <= input.count {
+                        let chunk =
+                            UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                        out[written] = character(chunk, 18)
+                        out[written + 1] = character(chunk, 12)
+                        out[written + 2] = character(chunk, 6)
+                        out[written + 3] = character(chunk, 0)
+                        index += 3
+                        written += 4
+                    }
+                    let rest = input.count - index
+                    if rest > 0 {
+                        let chunk = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
+                        out[written] = character(chunk, 18)
+                        out[written + 1] = character(chunk, 12)
+                        out[written + 2] = rest == 2 ? character(chunk, 6) : UInt8(ascii: "=")
+                        out[written + 3] = UInt8(ascii: "=")
+                        written += 4
+                    }
+                    return written
+                }
+            }
         }
-        let rest = input.count - index
-        if rest == 1 {
-            let chunk = UInt32(input[index]) << 16
-            out += [
-                alphabet[Int(chunk >> 18 & 63)], alphabet[Int(chunk >> 12 & 63)], UInt8(ascii: "="), UInt8(ascii: "="),
-            ]
-        } else if rest == 2 {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            out += [
-                alphabet[Int(chunk >> 18 & 63)], alphabet[Int(chunk >> 12 & 63)], alphabet[Int(chunk >> 6 & 63)],
-                UInt8(ascii: "="),
-            ]
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes strictly; `nil` for anything but canonical padded base64.
@@ -41,31 +49,51 @@ public enum Base64 {
     /// Decodes strictly from UTF-8 bytes.
     public static func decode(utf8 text: [UInt8]) -> [UInt8]? {
         guard text.count % 4 == 0 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(text.count / 4 * 3)
-        var index = 0
-        while index < text.count {
-            let isLast = index + 4 == text.count
-            let c = text[index..<index + 4]
-            let padding = isLast ? c.reversed().prefix { $0 == UInt8(ascii: "=") }.count : 0
-            guard padding <= 2 else { return nil }
-            var chunk: UInt32 = 0
-            for (offset, character) in c.enumerated() {
-                if offset >= 4 - padding {
-                    chunk <<= 6
-                    continue
+        guard !text.isEmpty else { return [] }
+        let equals = UInt8(ascii: "=")
+        let padding = text[text.count - 1] != equals ? 0 : text[text.count - 2] != equals ? 1 : 2
+        // Every character's value ORed together: one outside the alphabet (0xFF, '=' included) sets the
+        // top bit, so one check at the end refuses it.
+        var seen: UInt8 = 0
+        var padBits: UInt8 = 0
+        let out = [UInt8](unsafeUninitializedCapacity: text.count / 4 * 3) { out, written in
+            text.withUnsafeBufferPointer { text in
+                values.withUnsafeBufferPointer { values in
+                    func value(_ at: Int) -> UInt32 {
+                        let value = values[Int(text[at])]
+                        seen |= value
+                        return UInt32(value)
+                    }
+                    let full = text.count - (padding > 0 ? 4 : 0)
+                    var index = 0
+                    var count = 0
+                    while index < full {
+                        let chunk =
+                            value(index) << 18 | value(index + 1) << 12 | value(index + 2) << 6 | value(index + 3)
+                        out[count] = UInt8(truncatingIfNeeded: chunk >> 16)
+                        out[count + 1] = UInt8(truncatingIfNeeded: chunk >> 8)
+                        out[count + 2] = UInt8(truncatingIfNeeded: chunk)
+                        index += 4
+                        count += 3
+                    }
+                    if padding > 0 {
+                        let first = value(index), second = value(index + 1)
+                        let third = padding == 1 ? value(index + 2) : 0
+                        let chunk = first << 18 | second << 12 | third << 6
+                        out[count] = UInt8(truncatingIfNeeded: chunk >> 16)
+                        count += 1
+                        if padding == 1 {
+                            out[count] = UInt8(truncatingIfNeeded: chunk >> 8)
+                            count += 1
+                        }
+                        // Non-zero bits under the padding would give a second text for the same bytes.
+                        padBits = UInt8(truncatingIfNeeded: padding == 1 ? chunk : chunk >> 8 | chunk)
+                    }
+                    written = count
                 }
-                let value = values[Int(character)]
-                guard value != 0xFF else { return nil }
-                chunk = chunk << 6 | UInt32(value)
             }
-            let bytes = [UInt8(chunk >> 16 & 0xFF), UInt8(chunk >> 8 & 0xFF), UInt8(chunk & 0xFF)]
-            // Non-zero bits under the padding would give a second text for the same bytes.
-            if padding == 1, bytes[2] != 0 { return nil }
-            if padding == 2, bytes[1] != 0 || bytes[2] != 0 { return nil }
-            out += bytes.prefix(3 - padding)
-            index += 4
         }
+        guard seen & 0x80 == 0, padBits == 0 else { return nil }
         return out
     }
 }

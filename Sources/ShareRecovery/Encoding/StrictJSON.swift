@@ -184,8 +184,15 @@ public enum StrictJSON {
                 }
                 guard byte >= 0x20 else { throw error("control character in string") }
                 if byte != UInt8(ascii: "\\") {
-                    out.append(byte)
+                    // The run up to the next quote, escape or control character, appended at once.
+                    let start = index
                     index += 1
+                    while index < bytes.count, bytes[index] >= 0x20, bytes[index] != UInt8(ascii: "\""),
+                        bytes[index] != UInt8(ascii: "\\")
+                    {
+                        index += 1
+                    }
+                    out.append(contentsOf: bytes[start..<index])
                     continue
                 }
                 index += 1
@@ -329,8 +336,11 @@ public enum JSONWriter {
         // most of the time a server spent answering with custodian shares (JSON inside JSON).
         // Most strings (hex, base64, identifiers) need no escape at all: one scan of their bytes, then
         // the string as it is.
-        if text.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
-        {
+        func plain(_ byte: UInt8) -> Bool {
+            (0x20...0x7E).contains(byte) && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+        }
+        // A native string's bytes are contiguous: scanned as a buffer, not through the view's iterator.
+        if text.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(plain) }) ?? text.utf8.allSatisfy(plain) {
             out += "\""
             out += text
             out += "\""
