@@ -13,12 +13,14 @@ struct RecoveryBench: AsyncParsableCommand {
         abstract:
             "What recovery costs, and how close it is to the floor of its unavoidable primitive operations, measured in the same run (docs/benchmarks.md).",
         usage:
-            "recovery-bench [--quick] [--server-only] [--server-workload NAME] [--json FILE] | --profile WORKLOAD COUNT",
+            "recovery-bench [--quick] [--server-only] [--server-workload NAME] [--serve-processes N] [--json FILE] | --profile WORKLOAD COUNT",
         discussion: """
             Examples:
               swift run -c release recovery-bench
               swift run -c release recovery-bench --quick --json bench.json
               perf record -g -- .build/release/recovery-bench --server-workload cipher-text
+              recovery-bench --server-workload session --serve-processes 2   (PostgreSQL:
+                  SHARE_RECOVERY_BENCH_POSTGRES_URL, e.g. a durable one from .ci/postgres.sh --durable)
             """)
 
     @Flag(help: "Fewer repetitions and 8 server connections instead of 64 (the tests' run).")
@@ -35,6 +37,12 @@ struct RecoveryBench: AsyncParsableCommand {
             "Only /health and NAME under load, e.g. to profile one kind of request; implies --server-only.",
             valueName: "NAME"))
     var serverWorkload: ServerLoad.Kind?
+
+    @Option(
+        help: ArgumentHelp(
+            "Spread the PostgreSQL load over N serve processes of one database (1 to 8; SQLite always runs one).",
+            valueName: "N"))
+    var serveProcesses = 1
 
     @Option(
         name: .customLong("json"),
@@ -56,6 +64,9 @@ struct RecoveryBench: AsyncParsableCommand {
     }
 
     func validate() throws {
+        guard (1...8).contains(serveProcesses) else {
+            throw ValidationError("--serve-processes takes 1 to 8, e.g. --serve-processes 2")
+        }
         if !profile.isEmpty, profileRun == nil {
             throw ValidationError(
                 "--profile needs a workload (secp256k1, ed25519 or ecdsa) and a count, e.g. --profile ecdsa 500")
@@ -85,7 +96,9 @@ struct RecoveryBench: AsyncParsableCommand {
             return
         case nil: break
         }
-        var bench = Bench(quick: quick, serverOnly: serverOnly || serverWorkload != nil, serverWorkload: serverWorkload)
+        var bench = Bench(
+            quick: quick, serverOnly: serverOnly || serverWorkload != nil, serverWorkload: serverWorkload,
+            serveProcesses: serveProcesses)
         let started = Date()
         do {
             try await bench.run()
@@ -127,10 +140,14 @@ struct Bench {
     /// Only this server workload (and `/health`).
     let serverWorkload: ServerLoad.Kind?
 
-    init(quick: Bool, serverOnly: Bool = false, serverWorkload: ServerLoad.Kind? = nil) {
+    /// `serve` processes on the PostgreSQL database.
+    let serveProcesses: Int
+
+    init(quick: Bool, serverOnly: Bool = false, serverWorkload: ServerLoad.Kind? = nil, serveProcesses: Int = 1) {
         self.quick = quick
         self.serverOnly = serverOnly
         self.serverWorkload = serverWorkload
+        self.serveProcesses = serveProcesses
     }
 
     func n(_ full: Int, _ quickCount: Int) -> Int { quick ? quickCount : full }
@@ -217,9 +234,13 @@ struct Bench {
         // A schema of its own, so runs never see each other's rows: drawn from the system's source, since
         // the bench's deterministic stream would give every run (an ASan and a TSan pass on one
         // database, say) the same name, and a DKG never replaces a wallet a previous run created.
-        let schema = "bench_" + Hex.encode(SystemRandom().bytes(count: 6))
-        for m in try await load.run(postgresURL: url + (url.contains("?") ? "&" : "?") + "schema=" + schema) {
-            add(m)
+        // Several processes (SQLite has only ever one) are measured beside one, each run in its own schema.
+        for processes in Set([1, serveProcesses]).sorted() {
+            load.processes = processes
+            let schema = "bench_" + Hex.encode(SystemRandom().bytes(count: 6))
+            for m in try await load.run(postgresURL: url + (url.contains("?") ? "&" : "?") + "schema=" + schema) {
+                add(m)
+            }
         }
     }
 

@@ -10,8 +10,9 @@ import ShareRecoveryServer
 
 /// The reference server loaded over loopback by 64 concurrent connections (8 in a quick run, which
 /// the test suite makes, under sanitizers too, to see that it works): requests/s, p50 and p99 of
-/// cipherText GET, `/backup/fetch`, a whole recovery session and a whole signature with the custodian,
-/// against the same server's `/health`.
+/// cipherText GET, `/backup/fetch`, a whole recovery session and a whole signature with the custodian
+/// (FROST, and ECDSA over a kept pair setup), against the same server's `/health`. On PostgreSQL the
+/// load may be spread over several `serve` processes of one database (`processes`), as a fleet runs.
 /// The server is `share-recovery serve` in a child process (`ServerProcess`); the load comes from
 /// this one. On a 2-core machine the two share the CPU, so each phase also records the CPU each
 /// process spent: a recovery session is held to a CPU floor built from them (`sessionFloor`).
@@ -23,6 +24,9 @@ struct ServerLoad {
     let sessionCryptoNs: Double
     /// Only this workload (and `/health`), e.g. under a profiler; `nil`: all.
     var only: Kind? = nil
+    /// How many `serve` processes share a PostgreSQL database, each connection sending to one of them
+    /// in turn (SQLite: always one, as it is embedded in its process).
+    var processes = 1
 
     var connections: Int { quick ? 8 : 64 }
 
@@ -32,16 +36,31 @@ struct ServerLoad {
 
     /// One database's figures: PostgreSQL at `postgresURL`, or (`nil`) SQLite in a fresh file.
     func run(postgresURL: String?) async throws -> [Measurement] {
-        let label = postgresURL == nil ? "SQLite" : "PostgreSQL"
+        let count = postgresURL == nil ? 1 : processes
+        let label = postgresURL == nil ? "SQLite" : count == 1 ? "PostgreSQL" : "PostgreSQL, \(count) processes"
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("recovery-bench-\(UUID().uuidString)")
             .path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
         let webhookSecret = SecureBytes(copying: Array(Hex.encode(random.bytes(count: 16)).utf8))
+        let masterKey = random.secureBytes(count: 32)
+        // One after the other: the first migrates the database, the others find it migrated.
+        var servers: [ServerProcess] = []
+        for index in 0..<count {
+            let directory = index == 0 ? root : root + "/process-\(index)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            do {
+                servers.append(
+                    try ServerProcess.start(
+                        database: postgresURL ?? root + "/server.sqlite",
+                        files: ServerProcess.Files(directory: directory),
+                        masterKey: masterKey, webhookSecret: webhookSecret))
+            } catch {
+                for server in servers { try? server.stop() }
+                throw error
+            }
+        }
         let files = ServerProcess.Files(directory: root)
-        let server = try ServerProcess.start(
-            database: postgresURL ?? root + "/server.sqlite", files: files,
-            masterKey: random.secureBytes(count: 32), webhookSecret: webhookSecret)
         var poolConfiguration = HTTPClient.Configuration()
         poolConfiguration.redirectConfiguration = .disallow
         // As `HTTPTransport.sharedClient`, what a device uses: the transport makes one span per call
@@ -54,21 +73,23 @@ struct ServerLoad {
         do {
             outcome = .success(
                 try await measure(
-                    base: server.baseURL, serverPid: server.pid, client: client, webhookSecret: webhookSecret,
-                    otpFile: files.otp, label: label))
+                    bases: servers.map(\.baseURL), serverPids: servers.map(\.pid), client: client,
+                    webhookSecret: webhookSecret, otpFile: files.otp, label: label))
         } catch {
             outcome = .failure(error)
         }
         try? await client.shutdown()
-        let stopped = Result { try server.stop() }
+        let stopped = servers.map { server in Result { try server.stop() } }
         let results = try outcome.get()
-        try stopped.get()
+        for result in stopped { try result.get() }
         return results
     }
 
     /// One user per connection: a wallet whose custodian share is registered, a cloudKey backup, and a
     /// `recover` token (read tokens are reusable until they expire).
     struct User: Sendable {
+        /// The server process this connection sends to.
+        let base: String
         let id: String
         let token: String
         let cipherText: String
@@ -78,10 +99,13 @@ struct ServerLoad {
         let wallet: ShareRecord
         let walletUser: String
         let signToken: String
+        /// The device's ECDSA pair setup with the custodian for `wallet` (when the ECDSA workload runs).
+        let ecdsaSetup: PairSetup?
     }
 
     private func measure(
-        base: String, serverPid: Int32, client: HTTPClient, webhookSecret: SecureBytes, otpFile: String, label: String
+        bases: [String], serverPids: [Int32], client: HTTPClient, webhookSecret: SecureBytes, otpFile: String,
+        label: String
     ) async throws -> [Measurement] {
         // A load of many connections, possibly under a sanitizer (the test suite's quick run): an answer
         // may take far longer than a device's 5 s attempt. Retried attempts would only add load and
@@ -90,8 +114,12 @@ struct ServerLoad {
         let transport = HTTPTransport(
             configuration: .init(timeout: .seconds(600), attemptTimeout: .seconds(300), maximumAttempts: 2),
             client: client)
+        // Every user is set up through the first process (whose OTP file the inbox reads); the load
+        // then goes to each user's own.
+        let base = bases[0]
         let server = ReferenceServerClient(base: base, transport: transport)
         let otp = OTPInbox(path: otpFile)
+        let ecdsa = only == nil || only == .ecdsaSigning
         var users: [User] = []
         for index in 0..<connections {
             let id = "bench-user-\(index)"
@@ -107,51 +135,60 @@ struct ServerLoad {
             let reader = try await otp.token(server, identifier: id, purpose: "recover")
             let walletUser = "bench-wallet-\(index)"
             let signToken = try await otp.token(server, identifier: walletUser, purpose: "sign")
-            let wallet = try await HTTPWalletClient(
-                baseURL: base, tokenProvider: { _ in signToken }, transport: transport
-            ).createWallet(clientId: walletUser, walletId: "bench-\(index)", curve: .secp256k1, using: random)
+            let walletClient = HTTPWalletClient(baseURL: base, tokenProvider: { _ in signToken }, transport: transport)
+            let wallet = try await walletClient.createWallet(
+                clientId: walletUser, walletId: "bench-\(index)", curve: .secp256k1, using: random)
+            let setup = ecdsa ? try await walletClient.makePairSetup(share: wallet, clientId: walletUser) : nil
             users.append(
                 User(
-                    id: id, token: reader, cipherText: cipherText.base64, secret: secret, deviceShare: signing[0],
-                    wallet: wallet,
-                    walletUser: walletUser, signToken: signToken))
+                    base: bases[index % bases.count], id: id, token: reader, cipherText: cipherText.base64,
+                    secret: secret, deviceShare: signing[0], wallet: wallet, walletUser: walletUser,
+                    signToken: signToken, ecdsaSetup: setup))
         }
 
         let rounds = quick ? 1 : 5
         let requests = quick ? 20 : 40
         let secretText = String(decoding: webhookSecret.revealedBytes(), as: UTF8.self)
         let every: [Workload] = [
-            Workload(kind: .health, name: "/health (floor)", perConnection: requests) { _ in
-                try await Self.send(client, "GET", base + "/health")
+            Workload(kind: .health, name: "/health (floor)", perConnection: requests) { user in
+                try await Self.send(client, "GET", user.base + "/health")
             },
             Workload(kind: .cipherText, name: "cipherText GET", perConnection: requests) { user in
                 try await Self.send(
                     client, "GET",
-                    base + "/users/\(user.id)/user-backup-share?backupMethod=\(BackupMethod.cloudKey.apiName)",
+                    user.base + "/users/\(user.id)/user-backup-share?backupMethod=\(BackupMethod.cloudKey.apiName)",
                     headers: [("Authorization", "Bearer " + user.token)])
             },
             Workload(kind: .fetch, name: "/backup/fetch", perConnection: requests) { user in
                 try await Self.send(
-                    client, "POST", base + "/webhook/backup/fetch", headers: [("X-Webhook-Secret", secretText)],
+                    client, "POST", user.base + "/webhook/backup/fetch", headers: [("X-Webhook-Secret", secretText)],
                     body: JSONWriter.write(.object([("clientId", .string(user.id))])))
             },
             Workload(kind: .session, name: "full recovery session (cloudKey, 2-of-2)", perConnection: 1) { user in
                 let engine = RecoveryEngine(
-                    configuration: server.engineConfiguration(
+                    configuration: ReferenceServerClient(base: user.base, transport: transport).engineConfiguration(
                         userId: user.id, store: InMemorySigningShareStore(current: user.deviceShare),
                         tokens: { _ in user.token }, webhookSecret: nil))
                 _ = try await engine.recover(method: .cloudKey, secret: user.secret)
             },
             Workload(kind: .signing, name: "signing session (bip340, 2-of-2)", perConnection: 4) { user in
                 let wallet = HTTPWalletClient(
-                    baseURL: base, tokenProvider: { _ in user.signToken }, transport: transport)
+                    baseURL: user.base, tokenProvider: { _ in user.signToken }, transport: transport)
                 _ = try await wallet.sign(share: user.wallet, clientId: user.walletUser, message: Array(user.id.utf8))
+            },
+            Workload(kind: .ecdsaSigning, name: "ECDSA signing session (DKLs23, 2-of-2)", perConnection: 2) { user in
+                guard let setup = user.ecdsaSetup else { throw BenchError("no ECDSA pair setup was made") }
+                let wallet = HTTPWalletClient(
+                    baseURL: user.base, tokenProvider: { _ in user.signToken }, transport: transport)
+                _ = try await wallet.signECDSA(
+                    share: user.wallet, setup: setup, clientId: user.walletUser,
+                    digest: Keccak256.hash(Array(user.id.utf8)))
             },
         ]
         // `/health` always runs: it is the others' floor.
         let workloads = every.filter { $0.kind == .health || only == nil || only == $0.kind }
         // Warm-up: every connection is opened, every statement prepared, before timing starts.
-        for workload in workloads { _ = try await phase(workload, users: users, serverPid: serverPid) }
+        for workload in workloads { _ = try await phase(workload, users: users, serverPids: serverPids) }
         // Rounds of every workload in turn, so each sees the same machine (this VM drifts by tens of
         // percent within a minute): their figures are sums over the rounds.
         var latencies = Array(repeating: [UInt64](), count: workloads.count)
@@ -159,7 +196,7 @@ struct ServerLoad {
         var cpu = Array(repeating: PhaseCPU(), count: workloads.count)
         for _ in 0..<rounds {
             for (index, workload) in workloads.enumerated() {
-                let phase = try await phase(workload, users: users, serverPid: serverPid)
+                let phase = try await phase(workload, users: users, serverPids: serverPids)
                 latencies[index] += phase.latencies
                 wall[index] += phase.seconds
                 cpu[index].server += phase.cpu.server
@@ -199,6 +236,13 @@ struct ServerLoad {
                 measurement.note +=
                     "; a signature is two requests (commitment, signature share) and the device's FROST work"
             }
+            if workload.kind == .ecdsaSigning {
+                measurement.note +=
+                    "; a signature is three requests (rounds 1, 2, 3) over the kept pair setup and the device's DKLs23 work"
+            }
+            if bases.count > 1 {
+                measurement.note += "; server CPU summed over the \(bases.count) processes"
+            }
             FileHandle.standardError.write(
                 Data(
                     String(
@@ -220,7 +264,7 @@ struct ServerLoad {
 
     /// The workloads, by the names `--server-workload` takes.
     enum Kind: String, Sendable, CaseIterable {
-        case health, cipherText = "cipher-text", fetch, session, signing
+        case health, cipherText = "cipher-text", fetch, session, signing, ecdsaSigning = "ecdsa-signing"
     }
 
     /// CPU seconds the server and this process (the load) spent in one phase.
@@ -242,10 +286,11 @@ struct ServerLoad {
 
     /// Every connection makes its requests at once; returns each request's latency, the wall time and
     /// the CPU both processes spent.
-    private func phase(_ workload: Workload, users: [User], serverPid: Int32) async throws
+    private func phase(_ workload: Workload, users: [User], serverPids: [Int32]) async throws
         -> (latencies: [UInt64], seconds: Double, cpu: PhaseCPU)
     {
-        let serverBefore = CPUTime.seconds(of: serverPid), loadBefore = CPUTime.seconds(of: getpid())
+        func serverCPU() -> Double { serverPids.reduce(0) { $0 + CPUTime.seconds(of: $1) } }
+        let serverBefore = serverCPU(), loadBefore = CPUTime.seconds(of: getpid())
         let start = ContinuousClock.now
         let latencies = try await withThrowingTaskGroup(of: [UInt64].self) { tasks in
             for user in users {
@@ -266,7 +311,7 @@ struct ServerLoad {
         }
         let seconds = Double(Self.nanoseconds(start.duration(to: .now))) / 1e9
         let cpu = PhaseCPU(
-            server: CPUTime.seconds(of: serverPid) - serverBefore, load: CPUTime.seconds(of: getpid()) - loadBefore)
+            server: serverCPU() - serverBefore, load: CPUTime.seconds(of: getpid()) - loadBefore)
         return (latencies, seconds, cpu)
     }
 

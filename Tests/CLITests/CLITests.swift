@@ -289,7 +289,11 @@ struct CLITests {
             (["--profile", "secp256k1"], "--profile needs a workload"),
             (["--profile", "ecdsa", "0"], "--profile needs a workload"),
             (["--fast"], "Unknown option '--fast'"),
-            (["--server-workload", "health"], "Please provide one of 'cipher-text', 'fetch', 'session' or 'signing'"),
+            (
+                ["--server-workload", "health"],
+                "Please provide one of 'cipher-text', 'fetch', 'session', 'signing' or 'ecdsa-signing'"
+            ),
+            (["--serve-processes", "0"], "--serve-processes takes 1 to 8"),
         ] {
             let run = try CLIRunner.run("recovery-bench", arguments)
             #expect(run.status == 2, "\(arguments)")

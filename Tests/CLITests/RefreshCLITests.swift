@@ -19,6 +19,16 @@ struct RefreshCLITests {
         try await World.with(database, story)
     }
 
+    @Test(
+        "serve --refresh-after-days outside 1…36500 is a usage error that says what it takes",
+        arguments: ["0", "36501"])
+    func refreshPolicyOutOfRange(days: String) throws {
+        let run = try CLIRunner.run(
+            "share-recovery", ["serve", "--database", "server.sqlite", "--refresh-after-days", days])
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("--refresh-after-days must be 1…36500"), "\(run.stderr)")
+    }
+
     private func story(_ world: World) throws {
         let server = ["--server", world.base, "--user-id", world.user]
         let sign = try world.token("sign")

@@ -183,11 +183,12 @@ struct DatabaseDeploymentTests {
             #expect(try await migrateDatabase(.postgres(url: url), logger: Self.quiet).applied == Migrations.all.count)
             #expect(try await refusal() == nil)
 
-            // An older schema: as before the per-account audit chains' release (its migration undone).
+            // An older schema: as before the signing shares' ages (its migration undone).
             let last = Int64(Migrations.all.count)
-            #expect(Migrations.all.last == Migrations.auditChains)
+            #expect(Migrations.all.last == Migrations.signingShareAges)
             _ = try await inspector.transaction { transaction in
-                try await AuditTrailTests.undoAuditChains(in: transaction, version: last)
+                try await transaction.query("ALTER TABLE signing_shares DROP COLUMN stored_at", [])
+                try await transaction.query("DELETE FROM schema_migrations WHERE version = ?", [.integer(last)])
             }
             let older = try await refusal()
             #expect(

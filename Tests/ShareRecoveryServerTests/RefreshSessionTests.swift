@@ -129,4 +129,57 @@ struct RefreshSessionTests {
             #expect(opened.status == 409, "\(opened.text)")
         }
     }
+    @Test(
+        "with a refresh policy, a primary set older than it signs nothing (FROST or ECDSA) until a refresh, which it lets through",
+        arguments: TestBackend.allCases)
+    func refreshPolicy(backend: TestBackend) async throws {
+        let days: Int64 = 2
+        try await TestWorld.with(
+            backend,
+            configure: { configuration in
+                WalletSessionTests.unlimitedFlows(&configuration)
+                configuration.refreshAfterSeconds = days * 86_400
+            }
+        ) { world in
+            let user = "policy"
+            let (_, _, old) = try await Self.wallet(world, user: user)
+            // Tokens live minutes and the test moves days: each call gets a fresh one.
+            let client = HTTPWalletClient(
+                baseURL: world.servers[0].baseURL(),
+                tokenProvider: { _ in try await world.token(for: user, purpose: "sign") })
+            let setup = try await client.makePairSetup(share: old, clientId: user)
+            let digest = ECDSASessionTests.digest("under a refresh policy")
+
+            // An hour short of the policy's age: it signs.
+            world.clock.advance(seconds: days * 86_400 - 3_600)
+            var token = try await world.token(for: user, purpose: "sign")
+            #expect(try await Self.signsFROST(world, share: old, user: user, token: token))
+            _ = try await client.signECDSA(share: old, setup: setup, clientId: user, digest: digest)
+
+            // An hour past it: refused, FROST and ECDSA, with the code that says what to do.
+            world.clock.advance(seconds: 2 * 3_600)
+            token = try await world.token(for: user, purpose: "sign")
+            let frost = try await WalletWire.openSigning(
+                world: world, share: old, userId: user, mode: Self.mode, token: token)
+            #expect(frost.status == 409 && frost.errorCode == "refreshRequired", "\(frost.text)")
+            let ecdsa = await #expect(throws: TransportError.self) {
+                _ = try await client.signECDSA(share: old, setup: setup, clientId: user, digest: digest)
+            }
+            #expect(ecdsa?.code == .refreshRequired && ecdsa?.status == 409, "\(String(describing: ecdsa))")
+
+            // The refresh goes through, and its new generation signs again, counted from its confirm.
+            let store = InMemorySigningShareStore(current: old)
+            let new = try await RecoveryEngine(configuration: Self.engine(world, user: user, store: store)).refresh()
+            #expect(new.generation == old.generation + 1 && new.publicKey == old.publicKey)
+            #expect(try await Self.signsFROST(world, share: new, user: user, token: token))
+            let newSetup = try await client.makePairSetup(share: new, clientId: user)
+            let signature = try await client.signECDSA(share: new, setup: newSetup, clientId: user, digest: digest)
+            #expect(try signature.recoverPublicKey(digest: digest) == old.publicKey)
+            world.clock.advance(seconds: days * 86_400)
+            token = try await world.token(for: user, purpose: "sign")
+            let later = try await WalletWire.openSigning(
+                world: world, share: new, userId: user, mode: Self.mode, token: token)
+            #expect(later.status == 409 && later.errorCode == "refreshRequired", "\(later.text)")
+        }
+    }
 }

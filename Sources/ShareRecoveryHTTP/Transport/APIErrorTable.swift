@@ -46,6 +46,11 @@ package enum APIErrorTable {
                 "The wallet has as many devices as the server allows; remove one (`device remove`), then add the new one."
         ),
         transport(
+            .refreshRequired, 409,
+            hint:
+                "The wallet's shares are older than the server allows; refresh them (`share-recovery refresh --server`), then sign again."
+        ),
+        transport(
             .conflict, 409, hint: "The request does not fit the account's current state; reload and try again."),
         Row(code: "sourceFailure", status: 502, client: .unavailable),
         Row(code: "internalError", status: 500, client: .unavailable),

@@ -37,6 +37,9 @@ public struct TransportError: Error, Sendable, Equatable, CustomStringConvertibl
         /// The wallet has as many devices as the server allows (HTTP 409): remove one before adding
         /// another (docs/devices.md).
         case deviceLimitReached
+        /// The wallet's signing set is older than the server allows (HTTP 409): refresh it
+        /// (`RecoveryEngine.refresh`, the CLI's `refresh --server`), then sign again.
+        case refreshRequired
         /// Any other 4xx: the same request fails again, so it is never retried. ``TransportError/serverCode``
         /// holds the server's own code, if it sent one.
         case requestRejected

@@ -170,6 +170,10 @@ public struct ServerConfiguration: Sendable {
     /// How many devices a wallet may have, counting the one that created or recovered it (default 8,
     /// at least 1): adding one more is refused with `deviceLimitReached` (docs/devices.md).
     public var maximumDevicesPerWallet: Int
+    /// How old, in seconds, the wallet's primary signing set may be before signing with it is refused
+    /// with `refreshRequired` until the device refreshes it (docs/server.md, "Refresh policy"); `nil`
+    /// (the default): never.
+    public var refreshAfterSeconds: Int64?
     /// The bearer token a Prometheus scraper sends to read `GET /metrics` (at least 16 bytes; the same
     /// sources and lines as the webhook secret, every line accepted). `nil` (the default): `/metrics` is off and answers 404, so an
     /// operator turns it on knowingly; `/health` and `/ready` need no credential.
@@ -229,6 +233,7 @@ public struct ServerConfiguration: Sendable {
         self.rateLimits = rateLimits
         self.trustedProxies = TrustedProxies()
         self.maximumDevicesPerWallet = 8
+        self.refreshAfterSeconds = nil
         self.metricsToken = nil
         self.events = nil
         self.shutdownGraceSeconds = 30

@@ -118,6 +118,10 @@ struct ECDSASessions: ProtocolSessionKeeping {
             clientId: clientId, walletId: binding.walletId
         ) { () async throws -> SessionOpening in
             let share = try await custodianShare(clientId: clientId, binding)
+            try await wallet.refuseUnrefreshed(
+                clientId: clientId,
+                primary: try await wallet.currentShare(clientId: clientId, walletId: binding.walletId),
+                signingSetId: binding.setId)
             let setup = try await pairSetup(clientId: clientId, share: share)
             let (round1, exported) = try checkingClientInput {
                 let party = try ECDSASigningParty(

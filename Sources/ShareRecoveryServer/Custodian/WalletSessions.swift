@@ -116,6 +116,7 @@ struct WalletSessions: ProtocolSessionKeeping {
                     "the device's share is of set \(deviceSetId.prefix(32)), which no longer signs: a share from before a recovery or a refresh, or of a removed device, cannot sign; the wallet's primary set is \(primary.setId) generation \(primary.generation)"
                 )
             }
+            try await refuseUnrefreshed(clientId: clientId, primary: primary, signingSetId: deviceSetId)
             let nonce = try checkingClientInput { () throws(ShareRecoveryError) -> FrostSigningNonce in
                 try SigningParty(share: share, mode: mode).commit(tweaks: tweaks)
             }
@@ -197,6 +198,24 @@ struct WalletSessions: ProtocolSessionKeeping {
     func signingShare(_ primary: ShareRecord, clientId: String, setId: String) async throws -> ShareRecord? {
         if primary.setId.hex == setId { return primary }
         return try await DeviceSessions(state: state).custodianShare(clientId: clientId, setId: setId)
+    }
+
+    /// Refuses signing with the wallet's primary set once it is as old as the refresh policy's
+    /// `refreshAfterSeconds` (docs/server.md, "Refresh policy"). An added device's set is not its
+    /// business (a refresh renews the primary set only), nor a set of unknown age (stored by a release
+    /// before share ages).
+    /// - Throws: 409 `refreshRequired`.
+    func refuseUnrefreshed(clientId: String, primary: ShareRecord, signingSetId: String) async throws {
+        guard let limit = state.configuration.refreshAfterSeconds, primary.setId.hex == signingSetId else { return }
+        let storedAt =
+            try await state.storage.signingShares(clientId: clientId).first { $0.partyIndex == Self.custodian }?
+            .storedAt ?? 0
+        let age = try await state.now() - storedAt
+        guard storedAt > 0, age >= limit else { return }
+        throw APIError(
+            .conflict, .refreshRequired,
+            "the wallet's signing set is \(age / 86_400) days old and the server requires a refresh after \(limit / 86_400): refresh the shares (share-recovery refresh --server), then sign"
+        )
     }
 
     /// The custodian's share of the user's wallet.

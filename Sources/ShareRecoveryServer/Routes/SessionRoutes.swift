@@ -49,7 +49,7 @@ extension ServerRoutes {
         }
         try await state.storage.registerSigningShare(
             clientId: clientId, share: try sessions.sealedSigningShare(record, clientId: clientId),
-            origin: origin(context))
+            now: try await state.now(), origin: origin(context))
         return JSONResponse.noContent()
     }
 

@@ -48,6 +48,10 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// A device beyond the server's limit of devices per wallet: remove one first (HTTP 409).
     public static let deviceLimitReached = APIErrorCode(name: "deviceLimitReached")
 
+    /// The wallet's signing set is older than the server's refresh policy allows: refresh the shares
+    /// (`share-recovery refresh --server`), then sign (HTTP 409).
+    public static let refreshRequired = APIErrorCode(name: "refreshRequired")
+
     /// `GET /ready` only: the database cannot be reached, or lacks a migration (HTTP 503).
     public static let notReady = APIErrorCode(name: "notReady")
 
@@ -55,6 +59,7 @@ public struct APIErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let serverCodes: [APIErrorCode] = [
         .unauthorized, .forbidden, .wrongCode, .flowEnded, .rateLimited, .methodNotAllowed, .payloadTooLarge,
         .idempotencyKeyReused, .requestInProgress, .sourceFailure, .internalError, .notReady, .deviceLimitReached,
+        .refreshRequired,
     ]
 
     /// The HTTP status the code is answered with, from the one table of codes (`APIErrorTable`); an

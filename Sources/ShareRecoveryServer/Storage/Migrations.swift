@@ -177,6 +177,7 @@ enum Migrations {
         ecdsaPairSetups,
         ecdsaEventOutbox,
         auditChains,
+        signingShareAges,
     ]
 
     /// The statements of a migration in a dialect.

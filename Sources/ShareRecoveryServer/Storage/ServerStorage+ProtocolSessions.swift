@@ -111,10 +111,10 @@ extension ServerStorage {
                 throw StorageRefusal.walletExists
             }
             try await transaction.query(
-                "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record, stored_at) VALUES (?, ?, ?, ?, ?, ?)",
                 .text(clientId), .integer(Int64(share.partyIndex)), .text(share.setId),
                 .integer(Int64(share.generation)),
-                .blob(share.sealedRecord))
+                .blob(share.sealedRecord), .integer(now))
             try await Self.appendAudit([created], in: transaction)
             return true
         }

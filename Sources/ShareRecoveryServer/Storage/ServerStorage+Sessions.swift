@@ -66,9 +66,9 @@ extension ServerStorage {
                 }
                 for share in newShares {
                     try await transaction.query(
-                        "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record) VALUES (?, ?, ?, ?, ?)",
+                        "INSERT INTO signing_shares (client_id, party_index, set_id, generation, sealed_record, stored_at) VALUES (?, ?, ?, ?, ?, ?)",
                         .text(session.clientId), .integer(Int64(share.partyIndex)), .text(share.setId),
-                        .integer(Int64(share.generation)), .blob(share.sealedRecord))
+                        .integer(Int64(share.generation)), .blob(share.sealedRecord), .integer(now))
                 }
             }
             // Kept answerable long after its lifetime: a device that was cut off learns it was confirmed.

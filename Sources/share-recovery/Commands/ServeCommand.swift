@@ -82,6 +82,11 @@ struct ServeCommand: AsyncParsableCommand {
     var maxDevices = 8
     @Option(
         help: ArgumentHelp(
+            "Refuse signing (409 refreshRequired) with a wallet's primary signing set once it is DAYS old, until the device runs `share-recovery refresh --server` (default: never).",
+            valueName: "DAYS"))
+    var refreshAfterDays: Int?
+    @Option(
+        help: ArgumentHelp(
             "Seconds from SIGTERM or SIGINT during which GET /ready answers 503 while every other route still serves, before the listener closes; 0 to 60.",
             discussion:
                 "Time for a load balancer's readiness probe to take the process out of rotation (docs/server.md, \"Shutting down\"); 0 closes the listener at once."
@@ -189,6 +194,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard (1...255).contains(maxDevices) else { throw CLIError.usage("--max-devices must be 1…255") }
         configuration.maximumDevicesPerWallet = maxDevices
+        if let refreshAfterDays {
+            guard (1...36_500).contains(refreshAfterDays) else {
+                throw CLIError.usage("--refresh-after-days must be 1…36500 (days); leave it out for no refresh policy")
+            }
+            configuration.refreshAfterSeconds = Int64(refreshAfterDays) * 86_400
+        }
         let host = configuration.host
         let scheme = configuration.tls == nil ? "http" : "https"
         // The one place a tracer is bootstrapped (docs/server.md, "Tracing").

@@ -105,6 +105,53 @@ enum ECDSAWire {
         return answers
     }
 
+    /// An ECDSA signing session as the server keeps it in `protocol_sessions`.
+    struct StoredSigningSession: Sendable, Equatable {
+        let id: String
+        let clientId: String
+        /// `open`, `finished` (after round 2) or `done`.
+        let state: String
+        /// The sealed round state's length: 0 once the session is done.
+        let sealedStateCount: Int
+        /// The digest the session signs, hex.
+        let digest: String
+    }
+
+    /// Every ECDSA signing session the server keeps, of one user when `userId` is given.
+    static func signingSessions(world: TestWorld, userId: String? = nil) async throws -> [StoredSigningSession] {
+        let storage = try world.inspector()
+        do {
+            let rows = try await storage.read { transaction in
+                try await transaction.query(
+                    "SELECT id, client_id, state, sealed_state, public_json FROM protocol_sessions WHERE protocol = 'ecdsaSigning'",
+                    [])
+            }
+            await storage.close()
+            return try rows.map { row in
+                guard
+                    case .string(let digest)? = try StrictJSON.parse(Array(try row.text("public_json").utf8))["digest"]
+                else { throw ShareRecoveryError(.storeCorrupted, "an ECDSA session without its digest") }
+                return StoredSigningSession(
+                    id: try row.text("id"), clientId: try row.text("client_id"), state: try row.text("state"),
+                    sealedStateCount: try row.blob("sealed_state").count, digest: digest)
+            }.filter { userId == nil || $0.clientId == userId }
+        } catch {
+            await storage.close()
+            throw error
+        }
+    }
+
+    /// The session ids of the audit rows of `event` (`ecdsaSigned`, `ecdsaAborted`), of one user when given.
+    static func auditedSessions(world: TestWorld, event: String, userId: String? = nil) async throws -> [String] {
+        try await world.auditRows().filter { $0.event == event && (userId == nil || $0.account == userId) }.map {
+            row in
+            guard case .string(let id)? = try StrictJSON.parse(Array(row.detail.utf8))["sessionId"] else {
+                throw ShareRecoveryError(.storeCorrupted, "an \(event) row without its sessionId")
+            }
+            return id
+        }
+    }
+
     /// The custodian's kept pair setups of a user: set id → generation.
     static func keptSetups(world: TestWorld, userId: String) async throws -> [String: Int64] {
         let storage = try world.inspector()

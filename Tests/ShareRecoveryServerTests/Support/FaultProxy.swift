@@ -18,6 +18,10 @@ import Glibc
 ///
 /// A request is the first bytes the client sends after the previous answer began (clients here send
 /// one request at a time per connection, as HTTP/1.1 without pipelining does).
+///
+/// With `holdingAnswers`, a request whose request line it accepts reaches the server, and the
+/// server's answer is held until the client goes away: a test kills the client at that moment
+/// (``heldAnswers`` says when), after the server applied the request.
 final class FaultProxy: Sendable {
     enum Fault: String, Sendable, CaseIterable {
         case reset, dropAnswer, delayRequest, delayAnswer
@@ -36,21 +40,29 @@ final class FaultProxy: Sendable {
     private let upstreamPort: Int
     private let listener: Int32
     private let rates: Rates
+    private let holdsAnswer: (@Sendable (String) -> Bool)?
     private let state: Locked<State>
 
     private struct State {
         var random: SplitMix64
         var counts: [Fault: Int] = [:]
         var requests = 0
+        var held = 0
         var enabled = true
         var stopped = false
     }
 
     /// Starts listening on an ephemeral port of 127.0.0.1.
-    init(upstreamPort: Int, seed: UInt64, rates: Rates = Rates()) throws {
+    /// - Parameter holdingAnswers: Given a request line (`POST /path HTTP/1.1`), whether the answer to
+    ///   that request is held from the client.
+    init(
+        upstreamPort: Int, seed: UInt64, rates: Rates = Rates(),
+        holdingAnswers: (@Sendable (String) -> Bool)? = nil
+    ) throws {
         self.upstreamPort = upstreamPort
         self.seed = seed
         self.rates = rates
+        holdsAnswer = holdingAnswers
         state = Locked(State(random: SplitMix64(seed: seed)))
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw ProxyError("socket failed") }
@@ -80,6 +92,9 @@ final class FaultProxy: Sendable {
 
     /// How many of each fault were injected, and over how many requests.
     var report: (requests: Int, counts: [Fault: Int]) { state.withLock { ($0.requests, $0.counts) } }
+
+    /// How many answers `holdingAnswers` has held so far.
+    var heldAnswers: Int { state.withLock { $0.held } }
 
     /// Stops accepting; open connections end as their peers close them.
     func stop() {
@@ -145,6 +160,7 @@ final class FaultProxy: Sendable {
             if pair.beginRequestIfIdle() {
                 (fault, delay) = roll()
                 pair.setAnswerFault(fault == .dropAnswer || fault == .delayAnswer ? fault : nil, delay: delay)
+                if let holdsAnswer, holdsAnswer(Self.requestLine(buffer, count)) { pair.holdAnswer() }
             }
             if fault == .reset {
                 pair.abort()
@@ -161,7 +177,14 @@ final class FaultProxy: Sendable {
         while true {
             let count = recv(pair.upstream, &buffer, buffer.count, 0)
             guard count > 0 else { break }
-            let (fault, delay) = pair.takeAnswerFault()
+            let (fault, delay, hold) = pair.takeAnswerFault()
+            if hold {
+                state.withLock { $0.held += 1 }
+                // The answer never reaches the client; the connection ends when the client does.
+                while !pair.requestDirectionEnded, !state.withLock({ $0.stopped }) { usleep(5_000) }
+                pair.abort()
+                break
+            }
             if fault == .dropAnswer {
                 pair.abort()
                 break
@@ -170,6 +193,12 @@ final class FaultProxy: Sendable {
             guard Self.sendAll(pair.client, buffer, count) else { break }
         }
         pair.endDirection(halfClosing: pair.client)
+    }
+
+    /// The request line the bytes of a new request start with.
+    private static func requestLine(_ buffer: [UInt8], _ count: Int) -> String {
+        let head = buffer[0..<min(count, 512)]
+        return String(decoding: head.prefix { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }, as: UTF8.self)
     }
 
     private static func sendAll(_ socket: Int32, _ buffer: [UInt8], _ count: Int) -> Bool {
@@ -200,6 +229,7 @@ final class FaultProxy: Sendable {
             var requestInFlight = false
             var answerFault: Fault?
             var answerDelay: useconds_t = 0
+            var holdsAnswer = false
             var aborted = false
             var directionsEnded = 0
         }
@@ -224,16 +254,23 @@ final class FaultProxy: Sendable {
             }
         }
 
-        /// The answer's fault, once: its first bytes end the request.
-        func takeAnswerFault() -> (Fault?, useconds_t) {
+        /// Holds the answer of the request in flight from the client.
+        func holdAnswer() { state.withLock { $0.holdsAnswer = true } }
+
+        /// The answer's fault and whether it is held, once: its first bytes end the request.
+        func takeAnswerFault() -> (Fault?, useconds_t, Bool) {
             state.withLock { state in
                 defer {
                     state.answerFault = nil
+                    state.holdsAnswer = false
                     state.requestInFlight = false
                 }
-                return (state.answerFault, state.answerDelay)
+                return (state.answerFault, state.answerDelay, state.holdsAnswer)
             }
         }
+
+        /// Whether the client's side has ended (it closed or was killed).
+        var requestDirectionEnded: Bool { state.withLock { $0.directionsEnded > 0 } }
 
         /// Resets the client's connection: linger 0 makes the final close send RST; shutting the read
         /// sides wakes both threads without sending anything.
