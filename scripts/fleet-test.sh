@@ -15,8 +15,9 @@
 #     the three processes' own ports in turn, so they land on different processes, each with exactly
 #     one winner or its limit held exactly: new flows per identifier (5) and per client address (50),
 #     wrong one-time codes (5 counted, the flow then ended, the right code refused), one token of each
-#     single-use purpose spent at once (addOrUpdateRecovery, deleteRecovery, eject), one FROST
-#     signing nonce, one backup session per account, one Idempotency-Key (one flow, one answer);
+#     single-use purpose spent at once (addOrUpdateRecovery, deleteRecovery, removeDevice, eject),
+#     one FROST signing nonce, one backup session per account, one Idempotency-Key (one flow, one
+#     answer), five device additions with room for two (--max-devices 3);
 #   - a process killed (SIGKILL) with a session open on it: a signing session goes on at another
 #     process, a backup session is aborted by another and the account opens a new one at a third;
 #   - a wallet made by DKG and a FROST signature through HAProxy, verified;
@@ -24,7 +25,7 @@
 #     no 5xx through HAProxy (which retries a request whose connection broke, on another server);
 #   - no 5xx in any race, and `share-recovery audit verify` on the database at the end.
 #
-# Every request has a timeout, and the whole run is stopped after FLEET_TIMEOUT seconds (default 600).
+# Every request has a timeout, and the whole run is stopped after FLEET_TIMEOUT seconds (default 900).
 # FLEET_KEEP=1 keeps the servers', HAProxy's and the races' files (printed at the end).
 # Installs haproxy and faketime with apt-get when missing. FLEET_SERVER=<binary> uses a built
 # share-recovery instead of building it (scripts/check.sh passes the one it built).
@@ -68,11 +69,11 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT
-trap 'log "FAILED: stopped after ${FLEET_TIMEOUT:-600} s"; exit 143' TERM
+trap 'log "FAILED: stopped after ${FLEET_TIMEOUT:-900} s"; exit 143' TERM
 # The watchdog: no step may hang the run. Every request and command below has its own timeout too.
 (
     trap 'kill "$nap" 2> /dev/null; exit 0' TERM
-    sleep "${FLEET_TIMEOUT:-600}" &
+    sleep "${FLEET_TIMEOUT:-900}" &
     nap=$!
     wait "$nap"
     kill -TERM $$
@@ -97,6 +98,7 @@ free_port() {
     return 1
 }
 skews=("+2s" "-2s" "")
+max_devices=3 # the primary device and two more
 # libfaketime moves the absolute deadlines given to timerfd_settime by the skew even when it leaves the
 # monotonic clock alone, so the +2 s process's event loop timers fired at once, again and again (a
 # core's worth of CPU), and the -2 s one's 2 s late. This library, preloaded before it, passes the
@@ -125,7 +127,7 @@ start_server() {
     "${prefix[@]}" "$binary" serve --port "${ports[$i]}" --database "$database" --migrate \
         --database-lock-timeout 60 --master-key-file "$work/master-key" \
         --webhook-secret-file "$work/webhook-secret" --otp-file "$work/otp.jsonl" \
-        --trusted-proxy 127.0.0.1/32 --drain-seconds 1 > "$work/serve-$i.out" 2>> "$work/serve-$i.err" &
+        --trusted-proxy 127.0.0.1/32 --max-devices "$max_devices" --drain-seconds 1 > "$work/serve-$i.out" 2>> "$work/serve-$i.err" &
     pids[$i]=$!
 }
 server_pid() { # the serve process itself: faketime's child, or the process started
@@ -450,6 +452,42 @@ cli sign --server "$url" --user-id "$owner" --token-file "$work/sign.token" --si
     fail "sign: $(cat "$work/signature.err")"
 cli verify --curve ed25519 --public-key "$public_key" --message-file "$work/message" \
     --signature "$(json "$work/signature.json" signature)" > /dev/null 2>&1 || fail "the signature does not verify: $(cat "$work/signature.json")"
+
+log "race: 5 devices approved at once, one CLI per process, $max_devices allowed: $((max_devices - 1)) added"
+add_token=$(token_for "$owner" addDevice)
+echo "$add_token" > "$work/add.token"
+for n in 1 2 3 4 5; do
+    cli device add request --key-file "$work/device-$n.key" > "$work/device-$n.request" 2> /dev/null ||
+        fail "device add request failed"
+done
+approvers=()
+for n in 1 2 3 4 5; do
+    cli device add approve --server "http://127.0.0.1:${ports[$((n % 3))]}" --user-id "$owner" \
+        --token-file "$work/add.token" --signing-share "$work/device.json" --device-id "phone-$n" \
+        --device-key "$(json "$work/device-$n.request" deviceKey)" > /dev/null 2> "$work/device-$n.err" &
+    approvers+=($!)
+done
+added=0
+for n in 1 2 3 4 5; do
+    if wait "${approvers[$((n - 1))]}"; then
+        added=$((added + 1))
+        echo "s$((n % 3)) added" >> "$work/devices"
+    else
+        echo "s$((n % 3)) $(tr '\n' ' ' < "$work/device-$n.err")" >> "$work/devices"
+    fi
+done
+stored=$(sql "SELECT COUNT(*) FROM audit_events WHERE account = '$owner' AND event = 'deviceAdded'")
+refused=$(grep -c deviceLimitReached "$work/devices" || true)
+[ "$added" -eq $((max_devices - 1)) ] && [ "$stored" -eq "$added" ] && [ "$refused" -eq $((5 - added)) ] ||
+    fail "5 devices approved at once with room for $((max_devices - 1)): $added added, $stored deviceAdded rows," \
+        "$refused deviceLimitReached: $(tr '\n' ';' < "$work/devices")"
+
+log "race: one removeDevice token spent on every process at once: one device removed"
+removed_device=$(awk '$2 == "added" {print NR; exit}' "$work/devices")
+remove_token=$(token_for "$owner" removeDevice)
+race remove 6 -X DELETE "@SERVER@/wallets/devices/phone-$removed_device" -H "Authorization: Bearer $remove_token"
+[ "$(count remove 204)" -eq 1 ] && [ "$(($(count remove 401) + $(count remove 404)))" -eq 5 ] ||
+    fail "one removeDevice token spent 6 times at once: $(answers remove) (want 1 x 204, 5 x 401 or 404)"
 
 log "race: one eject token spent on every process at once: the custodian's share released once"
 eject_token=$(token_for "$owner" eject)
