@@ -69,7 +69,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT
-trap 'log "FAILED: stopped after ${FLEET_TIMEOUT:-900} s"; exit 143' TERM
+trap 'log "FAILED: stopped by SIGTERM (the watchdog sends it after ${FLEET_TIMEOUT:-900} s)"; exit 143' TERM
 # The watchdog: no step may hang the run. Every request and command below has its own timeout too.
 (
     trap 'kill "$nap" 2> /dev/null; exit 0' TERM
@@ -124,16 +124,20 @@ start_server() {
     if [ -n "${skews[$i]}" ]; then
         prefix=(env LD_PRELOAD="$work/timerfd.so" FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f "${skews[$i]}")
     fi
-    "${prefix[@]}" "$binary" serve --port "${ports[$i]}" --database "$database" --migrate \
-        --database-lock-timeout 60 --master-key-file "$work/master-key" \
-        --webhook-secret-file "$work/webhook-secret" --otp-file "$work/otp.jsonl" \
-        --trusted-proxy 127.0.0.1/32 --max-devices "$max_devices" --drain-seconds 1 > "$work/serve-$i.out" 2>> "$work/serve-$i.err" &
+    # In a subshell whose stderr is /dev/null: bash's notice of a job killed by a signal goes there.
+    (
+        "${prefix[@]}" "$binary" serve --port "${ports[$i]}" --database "$database" --migrate \
+            --database-lock-timeout 60 --master-key-file "$work/master-key" \
+            --webhook-secret-file "$work/webhook-secret" --otp-file "$work/otp.jsonl" \
+            --trusted-proxy 127.0.0.1/32 --max-devices "$max_devices" --drain-seconds 1 \
+            > "$work/serve-$i.out" 2>> "$work/serve-$i.err"
+    ) 2> /dev/null &
     pids[$i]=$!
 }
-server_pid() { # the serve process itself: faketime's child, or the process started
-    local child
-    child=$(pgrep -P "${pids[$1]}" || true)
-    echo "${child:-${pids[$1]}}"
+server_pid() { # the serve process itself: the last of the subshell's line of children (faketime's)
+    local pid=${pids[$1]} child
+    while child=$(pgrep -P "$pid" | head -n 1) && [ -n "$child" ]; do pid=$child; done
+    echo "$pid"
 }
 signal_server() { # signal_server <i> <signal>: signals serve, waits for it (KILL after 30 s)
     local server
@@ -147,9 +151,9 @@ signal_server() { # signal_server <i> <signal>: signals serve, waits for it (KIL
         log "server $1 still runs 30 s after SIG$2: killed"
         kill -9 "$server" 2> /dev/null || true
     fi
-    # faketime exits with its child; the process started is reaped here.
+    # faketime and the subshell exit with it; the subshell is reaped here.
     kill -9 "${pids[$1]}" 2> /dev/null || true
-    { wait "${pids[$1]}" || true; } 2> /dev/null # bash's "Killed" notice goes there too
+    wait "${pids[$1]}" 2> /dev/null || true
 }
 curl_options=(--silent --show-error --connect-timeout 5 --max-time 30)
 wait_ready() {
