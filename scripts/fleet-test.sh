@@ -131,6 +131,7 @@ start_server() {
             --webhook-secret-file "$work/webhook-secret" --otp-file "$work/otp.jsonl" \
             --trusted-proxy 127.0.0.1/32 --max-devices "$max_devices" --drain-seconds 1 \
             > "$work/serve-$i.out" 2>> "$work/serve-$i.err"
+        exit $? # a second command, so that bash forks serve instead of becoming it
     ) 2> /dev/null &
     pids[$i]=$!
 }
@@ -152,7 +153,7 @@ signal_server() { # signal_server <i> <signal>: signals serve, waits for it (KIL
         kill -9 "$server" 2> /dev/null || true
     fi
     # faketime and the subshell exit with it; the subshell is reaped here.
-    kill -9 "${pids[$1]}" 2> /dev/null || true
+    if kill -0 "${pids[$1]}" 2> /dev/null; then sleep 0.2; kill -9 "${pids[$1]}" 2> /dev/null || true; fi
     wait "${pids[$1]}" 2> /dev/null || true
 }
 curl_options=(--silent --show-error --connect-timeout 5 --max-time 30)
