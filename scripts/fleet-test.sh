@@ -345,6 +345,10 @@ idem_flows=$(for n in $(seq 1 6); do
     if [ "$(cat "$work/idempotent/$n.status")" = 201 ]; then json "$work/idempotent/$n.json" flowId; fi
 done | sort -u)
 [ "$(echo "$idem_flows" | wc -l)" -eq 1 ] || fail "one Idempotency-Key answered different flows: $idem_flows"
+bodies=$(for n in $(seq 1 6); do
+    if [ "$(cat "$work/idempotent/$n.status")" = 201 ]; then sha256sum < "$work/idempotent/$n.json"; fi
+done | sort -u | wc -l)
+[ "$bodies" -eq 1 ] || fail "one Idempotency-Key's 201 answers differ: $(cat "$work"/idempotent/*.json)"
 # Once the first has ended, every process replays its answer.
 for i in 0 1 2; do
     request "$work/replay.json" -D "$work/replay.headers" -X POST "http://127.0.0.1:${ports[$i]}/recovery/flows" \
