@@ -11,10 +11,13 @@
 #      cryptography and eth-keys in a venv from PyPI (scripts/independent-verify.sh);
 #   5. docs/openapi.yaml against a started server, by schemathesis from PyPI with real credentials
 #      (scripts/conformance.sh, about five minutes);
-#   6. a compile-only build of share-recovery with the OTLP trait (`serve` exporting spans over
+#   6. the fleet test: three `serve` processes with skewed clocks on one durable PostgreSQL behind
+#      HAProxy, raced across processes, killed and restarted under load, the audit trail verified at
+#      the end (scripts/fleet-test.sh, docs/testing.md "The fleet test"; a minute or two);
+#   7. a compile-only build of share-recovery with the OTLP trait (`serve` exporting spans over
 #      OTLP/HTTP, docs/server.md "Tracing"), in the plain .build, the share-recovery product only.
 # The conformance run is bounded by time, not work (35 s per group), so it runs in the background
-# while 3, 4 and 6 build and verify, against a copy of the server binary their builds cannot replace;
+# while 3, 4, 6 and 7 build and verify, against a copy of the server binary their builds cannot replace;
 # its output is printed when it ends. Run alone it is one of the longest steps of CI.
 # Each step prints its own timing; any failure fails the run.
 set -euo pipefail
@@ -55,6 +58,8 @@ conformance_pid=$!
 
 step "documentation" scripts/docs.sh
 step "independent signature verification" scripts/independent-verify.sh
+# The plain product built above, before the OTLP build below replaces it.
+step "fleet test" env FLEET_SERVER="$(swift build --show-bin-path)/share-recovery" scripts/fleet-test.sh
 # The product that serves: the trait's code (ServerTracing) compiled and linked; the tests and the bench,
 # which the trait does not change, are not rebuilt.
 step "OTLP trait build" swift build --traits OTLP --product share-recovery
