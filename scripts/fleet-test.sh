@@ -112,7 +112,10 @@ int timerfd_settime(int fd, int flags, const struct itimerspec *value, struct it
     return (int)syscall(SYS_timerfd_settime, fd, flags, value, old);
 }
 SOURCE
-"${CC:-cc}" -shared -fPIC -O2 -o "$work/timerfd.so" "$work/timerfd.c" || fail "cannot build the timerfd library (set CC)"
+# Any C compiler: the system's, or the clang that comes with the Swift toolchain.
+compiler=${CC:-$(command -v cc || command -v gcc || command -v clang || true)}
+[ -n "$compiler" ] || fail "no C compiler for the timerfd library (install gcc, or set CC)"
+"$compiler" -shared -fPIC -O2 -o "$work/timerfd.so" "$work/timerfd.c" || fail "cannot build the timerfd library (set CC)"
 ports=()
 for i in 0 1 2; do ports+=("$(free_port)"); done
 front=$(free_port)
