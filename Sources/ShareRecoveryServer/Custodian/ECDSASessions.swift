@@ -117,10 +117,10 @@ struct ECDSASessions: ProtocolSessionKeeping {
         try await ProtocolSessionKeeper(state: state, kind: .ecdsaSigning).open(
             clientId: clientId, walletId: binding.walletId
         ) { () async throws -> SessionOpening in
-            let share = try await custodianShare(clientId: clientId, binding)
-            try await wallet.refuseUnrefreshed(
-                primary: try await wallet.currentStoredShare(clientId: clientId, walletId: binding.walletId),
-                signingSetId: binding.setId)
+            // The primary share read once, for the device's share and for the refresh policy's age.
+            let primary = try await wallet.currentStoredShare(clientId: clientId, walletId: binding.walletId)
+            let share = try await custodianShare(primary: primary.share, clientId: clientId, binding)
+            try await wallet.refuseUnrefreshed(primary: primary, signingSetId: binding.setId)
             let setup = try await pairSetup(clientId: clientId, share: share)
             let (round1, exported) = try checkingClientInput {
                 let party = try ECDSASigningParty(
@@ -303,7 +303,15 @@ struct ECDSASessions: ProtocolSessionKeeping {
     func custodianShare(clientId: String, _ binding: Binding, checkingGeneration: Bool = true) async throws
         -> ShareRecord
     {
-        let primary = try await wallet.currentShare(clientId: clientId, walletId: binding.walletId)
+        try await custodianShare(
+            primary: try await wallet.currentShare(clientId: clientId, walletId: binding.walletId), clientId: clientId,
+            binding, checkingGeneration: checkingGeneration)
+    }
+
+    /// ``custodianShare(clientId:_:checkingGeneration:)`` with the wallet's primary share already read.
+    func custodianShare(
+        primary: ShareRecord, clientId: String, _ binding: Binding, checkingGeneration: Bool = true
+    ) async throws -> ShareRecord {
         guard let share = try await wallet.signingShare(primary, clientId: clientId, setId: binding.setId) else {
             throw APIError.conflict(
                 "the device's share is of set \(binding.setId.prefix(32)), which no longer signs: a share from before a recovery or a refresh, or of a removed device, cannot sign"
