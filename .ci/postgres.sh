@@ -66,14 +66,7 @@ if ! bin="$(find_bin)"; then
     bin="$(find_bin)"
 fi
 
-free_port() {
-    local port
-    for _ in $(seq 1 200); do
-        port=$(( (RANDOM % 30000) + 20000 ))
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
-    done
-    return 1
-}
+. "$(dirname "$0")/../scripts/free-port.sh"
 
 dir="$(mktemp -d /tmp/share-recovery-pg.XXXXXX)"
 chmod 700 "$dir"

@@ -89,14 +89,7 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/master-key"
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/webhook-secret"
 chmod 600 "$work/master-key" "$work/webhook-secret"
 
-free_port() {
-    local port
-    for _ in $(seq 1 200); do
-        port=$(((RANDOM % 30000) + 20000))
-        if ! (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then echo "$port"; return 0; fi
-    done
-    return 1
-}
+. scripts/free-port.sh
 skews=("+2s" "-2s" "")
 max_devices=3 # the primary device and two more
 # libfaketime moves the absolute deadlines given to timerfd_settime by the skew even when it leaves the
